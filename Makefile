@@ -1,0 +1,79 @@
+# rlstack.validation — developer entry points. `make demo` and `make test` set themselves up.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+SIM_SCENARIO ?= healthy
+INVENTORY ?= inventories/sim
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: help venv demo test test-unit lint sanity test-sim test-molecule test-gpu sim-build sim-up sim-down \
+        sim-status sim-scenario bench changelog clean
+
+help:
+	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
+	@echo "make test     run every test (lint, sanity, unit, simulated cluster, molecule)"
+	@echo "make sim-up [SIM_SCENARIO=healthy] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt test-requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	@echo "==> creating $(VENV) and installing pinned dependencies (first run: a few minutes)"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --progress-bar on --disable-pip-version-check -q --upgrade pip==26.3
+	$(BIN)/pip install --progress-bar on --disable-pip-version-check -r requirements.txt -r test-requirements.txt \
+		| grep -E '^(Collecting|Successfully)' | sed 's/^/    /' || true
+	$(BIN)/python -c 'import ansible, kubernetes, jmespath, pytest'
+	@touch $@
+
+sim-build:
+	bash sim/build.sh
+
+sim-up: venv
+	$(BIN)/python sim/simctl.py up --scenario $(SIM_SCENARIO)
+
+sim-scenario: venv
+	$(BIN)/python sim/simctl.py scenario $(SIM_SCENARIO)
+
+sim-down: venv
+	$(BIN)/python sim/simctl.py down
+
+sim-status: venv
+	$(BIN)/python sim/simctl.py status
+
+demo: sim-up
+	@echo "==> validating the simulated cluster ($(INVENTORY)); each level prints as it runs"
+	$(BIN)/ansible-playbook playbooks/validate.yml -i $(INVENTORY) -e validation_report_dir=$(CURDIR)/report
+
+test: venv sim-build
+	bash tests/run_all.sh
+
+test-unit: venv
+	$(BIN)/pytest tests/unit -q
+
+lint: venv
+	bash tests/lint.sh
+
+sanity: venv
+	bash tests/sanity.sh
+
+test-sim: venv sim-build
+	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -m sim
+
+test-molecule: venv sim-build
+	bash tests/with_sim.sh $(BIN)/pytest tests/molecule -q -m molecule
+
+test-gpu: venv
+	$(BIN)/pytest tests/gpu -q -m gpu
+
+bench: venv
+	$(BIN)/python benchmarks/parse_throughput/run.py
+
+changelog: venv
+	$(BIN)/antsibull-changelog release
+
+clean:
+	rm -rf $(VENV) tests/output report .pytest_cache

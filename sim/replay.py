@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""`python3` inside a simulated pod: replays what a probe printed on a real GPU machine.
+
+kwok runs `exec` commands on this machine; the node runtime (simctl.py runtime) puts a directory in
+front of PATH whose `python3` is this script. It finds the probe by its file name, picks the recording
+for the pod's node and the active scenario, prints it and exits with the recorded exit code.
+Lookup: probes/<probe>/<variant>/<node>.out, then <instance-type>.out, then default.out, where the
+variant comes from sim/scenarios.yaml (`replay:`) and is `healthy` otherwise.
+"""
+import os
+import sys
+from pathlib import Path
+
+SIM = Path(__file__).resolve().parent
+
+
+def variant_for(probe: str, node: str, scenario: str) -> str:
+    import re
+    text = (SIM / "scenarios.yaml").read_text()
+    # scenarios.yaml is small and regular; avoid needing PyYAML in whatever python runs this.
+    try:
+        import yaml
+        table = yaml.safe_load(text) or {}
+    except ImportError:  # pragma: no cover
+        table = {}
+    replay = (table.get(scenario) or {}).get("replay") or {}
+    per_node = replay.get(probe) or {}
+    return per_node.get(node) or per_node.get("*") or "healthy"
+
+
+def main(argv):
+    script = next((a for a in argv if a.endswith(".py")), "")
+    probe = Path(script).stem
+    if not probe:
+        print(f"sim: no recording for `python3 {' '.join(argv)}` (only probe scripts are replayed)", file=sys.stderr)
+        return 127
+    node = os.environ.get("SIM_NODE", "")
+    itype = os.environ.get("SIM_INSTANCE_TYPE", "")
+    state = Path(os.environ.get("SIM_STATE", SIM.parent / ".sim"))
+    scenario = (state / "scenario").read_text().strip() if (state / "scenario").exists() else "healthy"
+    base = SIM / "replay" / "probes" / probe
+    for variant in dict.fromkeys([variant_for(probe, node, scenario), "healthy"]):
+        for name in (node, itype, "default"):
+            out = base / variant / f"{name}.out"
+            if name and out.exists():
+                sys.stdout.write(out.read_text())
+                sys.stdout.flush()
+                rc_file = out.with_suffix(".rc")
+                return int(rc_file.read_text().strip()) if rc_file.exists() else 0
+    print(f"sim: no recording of probe {probe} for node {node} ({itype}) in {base}", file=sys.stderr)
+    return 127
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

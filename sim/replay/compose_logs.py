@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Compose the launcher and Job logs that the simulated cluster serves, from real public logs.
+
+No public log shows a whole 2 x p5.48xlarge nccl-tests MPIJob with NCCL_DEBUG=INFO, so each replayed
+launcher log joins the NCCL_DEBUG=INFO lines of one real EFA run with the result table of another real
+run; every line comes verbatim from the files in sources/ (their origins: sources/SOURCES.md), except
+the lines listed as "written" in logs/SOURCES.md. Run it again after changing sources/: it rewrites logs/.
+"""
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE / "sources"
+OUT = HERE / "logs"
+
+
+def lines(name):
+    return (SRC / name).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def info_lines(name):
+    return [l for l in lines(name) if "NCCL INFO" in l or "NCCL WARN" in l or "NCCL version" in l]
+
+
+def write(name, body):
+    (OUT / name).write_text("\n".join(body) + "\n", encoding="utf-8")
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    p5_table = lines("allreduce-p5-eks-mpijob-launcher-excerpt.log")
+    efa_info = info_lines("scatter-p4d-2node-efa-srun-label-debuginfo.log")
+    write("l3-efa-healthy.log", efa_info + p5_table)
+
+    socket_info = info_lines("ofi-plugin-init-failed-socket-fallback-p4d.log")
+    slow_table = [l for l in lines("allreduce-gh200-alps-2node-no-cxi-hook-slow.log") if not l.lstrip().startswith("$")]
+    write("l3-socket-fallback.log", socket_info + slow_table)
+
+    crash_at = next(i for i, l in enumerate(p5_table) if "67108864" in l)
+    backtrace = [l for l in lines("allreduce-sharp-segfault-ucx-backtrace-excerpt.log") if not l.startswith("#")]
+    signal_line = ("[compute-gpu-st-distributed-ml-1:77184:0:77195] Caught signal 11 "
+                   "(Segmentation fault: address not mapped to object at address 0x8)")
+    write("l3-nccl-crash.log", efa_info + p5_table[:crash_at] + [signal_line] + backtrace)
+
+    g6e = info_lines("efa-g6e-l40s-4pod-deepspeed-nccl-info.log")
+    g6e_facts = [l for l in g6e if "NCCL version" in l or "Selected provider" in l or "Using network" in l][:3]
+    dranet = lines("mpijob-launcher-h200-dranet-openmpi-warnings.log")[1:]  # drop the kubectl command line
+    write("phase0-g6-efa.log", g6e_facts + dranet)
+
+
+if __name__ == "__main__":
+    main()

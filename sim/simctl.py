@@ -1,0 +1,669 @@
+#!/usr/bin/env python3
+"""simctl: the simulated EKS GPU cluster used by `make demo` and the tests.
+
+A real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) built from source,
+kwok faking GPU nodes and kubelets, the real Kubeflow MPI operator running outside the cluster, and a
+small node runtime that answers `exec` and `logs` with outputs recorded on real GPU machines.
+
+    simctl.py up [--scenario NAME]     start (or reuse) the cluster, apply the scenario
+    simctl.py scenario NAME            switch the scenario of a running cluster
+    simctl.py down                     stop every process by its recorded pid and remove the state
+    simctl.py status                   show what runs
+    simctl.py runtime                  (internal) the node runtime: Exec/Logs objects per pod
+    simctl.py relay ...                (internal) TCP <-> unix socket relay for the MPI operator
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import shutil
+import signal
+import string
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SIM = Path(__file__).resolve().parent
+ROOT = SIM.parent
+STATE = Path(os.environ.get("SIM_STATE", ROOT / ".sim"))
+CLUSTER = "rlstack-sim"
+MANAGED = {"app.kubernetes.io/managed-by": "rlstack.validation"}
+LEVEL_LABEL = "rlstack.io/level"
+ROLE_LABEL = "training.kubeflow.org/job-role"
+SYSTEM_NAMESPACES = {"kube-system", "kube-public", "kube-node-lease", "gpu-operator", "mpi-operator"}
+T0 = time.monotonic()
+
+
+def log(msg: str) -> None:
+    print(f"[sim {time.monotonic() - T0:5.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def die(msg: str) -> None:
+    print(f"sim: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def versions() -> dict:
+    out = {}
+    for line in (SIM / "versions.env").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            out[key] = value
+    return out
+
+
+def bin_dir() -> Path:
+    v = versions()
+    root = os.environ.get("SIM_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "rlstack-sim")
+    return Path(root) / (f"k{v['SIM_K8S_VERSION']}-e{v['SIM_ETCD_VERSION']}-kwok{v['SIM_KWOK_VERSION']}"
+                         f"-mpi{v['SIM_MPI_OPERATOR_VERSION']}")
+
+
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd", "etcdctl",
+            "kwok", "kwokctl", "mpi-operator")
+
+
+def gomodcache() -> Path:
+    return Path(subprocess.run(["go", "env", "GOMODCACHE"], check=True, capture_output=True, text=True).stdout.strip())
+
+
+def module_dir(module: str, version: str) -> Path:
+    path = gomodcache() / f"{module}@v{version}"
+    if not path.is_dir():
+        subprocess.run(["go", "mod", "download", f"{module}@v{version}"], check=True,
+                       env={**os.environ, "GOFLAGS": ""}, cwd=str(STATE))
+    return path
+
+
+def load_yaml_docs(path: Path) -> list:
+    import yaml
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def scenarios() -> dict:
+    import yaml
+    return yaml.safe_load((SIM / "scenarios.yaml").read_text())
+
+
+# --------------------------------------------------------------------------- processes
+
+def pid_file(name: str) -> Path:
+    return STATE / "pids" / f"{name}.pid"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def start_process(name: str, argv: list, env: dict | None = None) -> int:
+    (STATE / "pids").mkdir(parents=True, exist_ok=True)
+    (STATE / "logs").mkdir(parents=True, exist_ok=True)
+    out = open(STATE / "logs" / f"{name}.log", "ab")
+    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, env=env or os.environ.copy(), cwd=str(STATE))
+    pid_file(name).write_text(str(proc.pid))
+    return proc.pid
+
+
+def stop_process(name: str) -> None:
+    path = pid_file(name)
+    if not path.exists():
+        return
+    pid = int(path.read_text().strip() or 0)
+    if pid and alive(pid):
+        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 2.0)):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + wait
+            while alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if not alive(pid):
+                break
+    path.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- Kubernetes helpers
+
+def kubeconfig() -> Path:
+    return STATE / "kubeconfig"
+
+
+def clients():
+    from kubernetes import client, config
+    from kubernetes.dynamic import DynamicClient
+    api = config.new_client_from_config(config_file=str(kubeconfig()))
+    return client, api, DynamicClient(api)
+
+
+def apply(dyn, obj: dict) -> None:
+    resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+    meta = obj["metadata"]
+    kwargs = {"body": obj, "name": meta["name"], "field_manager": "rlstack-sim", "force_conflicts": True}
+    if resource.namespaced:
+        kwargs["namespace"] = meta.get("namespace", "default")
+    resource.server_side_apply(**kwargs)
+
+
+def wait_for(what: str, predicate, timeout: float, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as exc:  # the API may still be starting
+            last_error = exc
+        time.sleep(interval)
+    die(f"timed out after {timeout:.0f}s waiting for {what}" + (f" (last error: {last_error})" if last_error else ""))
+
+
+# --------------------------------------------------------------------------- stages
+
+def stage(name: str, selector: dict, status_template: str, delay: str | None = None, weight: int = 1,
+          event: dict | None = None, scenario: bool = True) -> dict:
+    spec = {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": selector, "weight": weight,
+            "next": {"statusTemplate": status_template}}
+    if delay:
+        spec["delay"] = {"durationMilliseconds": int(go_duration_ms(delay)),
+                         "durationFrom": {"expressionFrom": '.metadata.annotations["sim.rlstack.io/run-for"]'}}
+    if event:
+        spec["next"]["event"] = event
+    labels = {"sim.rlstack.io/stage": "scenario" if scenario else "base"}
+    return {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": name, "labels": labels},
+            "spec": spec}
+
+
+def go_duration_ms(text: str) -> float:
+    units = {"ms": 1, "s": 1000, "m": 60000}
+    for unit in ("ms", "s", "m"):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * units[unit]
+    return float(text)
+
+
+TERMINATED = string.Template("""{{ $now := Now }}
+phase: $phase
+conditions:
+- {type: Ready, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: PodCompleted}
+- {type: ContainersReady, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: PodCompleted}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: $exit_code
+      reason: $reason
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+{{ end }}
+""")
+
+IMAGE_PULL_BACKOFF = """{{ $now := Now }}
+phase: Pending
+conditions:
+- {type: PodScheduled, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: Ready, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: ContainersNotReady,
+   message: "containers with unready status"}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  imageID: ""
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    waiting:
+      reason: ImagePullBackOff
+      message: {{ printf "Back-off pulling image %q: ErrImagePull: failed to pull and unpack image %q: not found" .image .image | Quote }}
+{{ end }}
+"""
+
+
+def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
+    """Pods of a Job (Job pods and MPIJob launchers) that are Running, for one level (key 'level[/launcher]')."""
+    exprs = [{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+             {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+             {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]}]
+    labels = dict(MANAGED)
+    if key:
+        level, _, role = key.partition("/")
+        exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "In", "values": [level]})
+        if role:
+            exprs.append({"key": f'.metadata.labels["{ROLE_LABEL}"]', "operator": "In", "values": [role]})
+    for level in exclude_levels or []:
+        exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "NotIn", "values": [level]})
+    return {"matchLabels": labels, "matchExpressions": exprs}
+
+
+def scenario_stages(name: str) -> list:
+    spec = scenarios()[name]
+    outcomes = spec.get("outcomes") or {}
+    stages = []
+    if spec.get("image_pull_error"):
+        stages.append(stage(
+            "sim-image-pull-backoff",
+            {"matchLabels": dict(MANAGED), "matchExpressions": [
+                {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+                {"key": ".status.phase", "operator": "In", "values": ["Pending"]},
+                {"key": ".spec.nodeName", "operator": "Exists"},
+                {"key": ".status.containerStatuses.[].state.waiting.reason", "operator": "NotIn",
+                 "values": ["ImagePullBackOff"]}]},
+            IMAGE_PULL_BACKOFF, weight=100,
+            event={"type": "Warning", "reason": "Failed",
+                   "message": "Failed to pull image: rpc error: code = NotFound desc = failed to pull and unpack "
+                              "image: not found"}))
+    # Keys overridden by this scenario are excluded from the default "succeeds after a few seconds" stage,
+    # because kwok picks at random between two matching stages of positive weight.
+    overridden_levels = sorted({key.partition("/")[0] for key in outcomes if "/" not in key})
+    for key, outcome in sorted(outcomes.items()):
+        template = TERMINATED.substitute(phase=outcome["phase"], exit_code=int(outcome["exit_code"]),
+                                         reason=outcome.get("reason", "Error"))
+        stages.append(stage("sim-outcome-" + key.replace("/", "-").replace("_", "-"), outcome_selector(key),
+                            template, delay=outcome.get("after", "3s"), weight=100))
+    # Default: a Job pod (training step, evaluation, MPIJob launcher) runs for a few seconds, then succeeds.
+    default = stage("sim-outcome-default", outcome_selector("", overridden_levels),
+                    TERMINATED.substitute(phase="Succeeded", exit_code=0, reason="Completed"), delay="3s", weight=10)
+    # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") must be excluded from the default too.
+    for key in outcomes:
+        level, _, role = key.partition("/")
+        if role:
+            default["spec"]["selector"]["matchExpressions"].append(
+                {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + (.metadata.labels["{ROLE_LABEL}"] // "")',
+                 "operator": "NotIn", "values": [key]})
+    stages.append(default)
+    return stages
+
+
+def apply_scenario(name: str, dyn=None, core=None) -> None:
+    table = scenarios()
+    if name not in table:
+        die(f"unknown scenario {name!r}; known: {', '.join(table)}")
+    if dyn is None:
+        client, api, dyn = clients()
+        core = client.CoreV1Api(api)
+    stages_api = dyn.resources.get(api_version="kwok.x-k8s.io/v1alpha1", kind="Stage")
+    wanted = scenario_stages(name)
+    wanted_names = {s["metadata"]["name"] for s in wanted}
+    for item in stages_api.get(label_selector="sim.rlstack.io/stage=scenario").items:
+        if item.metadata.name not in wanted_names:
+            stages_api.delete(name=item.metadata.name)
+    for obj in wanted:
+        apply(dyn, obj)
+    cordon = (table[name].get("cordon") or {})
+    for node in core.list_node().items:
+        labels = node.metadata.labels or {}
+        should = bool(cordon) and all(labels.get(k) == v for k, v in cordon.items())
+        if bool(node.spec.unschedulable) != should:
+            core.patch_node(node.metadata.name, {"spec": {"unschedulable": should}})
+    (STATE / "scenario").write_text(name + "\n")
+    log(f"scenario {name}: {table[name]['description'].strip()}")
+
+
+# --------------------------------------------------------------------------- up / down / status
+
+def kwok_env() -> dict:
+    return {**os.environ, "KWOK_WORKDIR": str(STATE / "kwok"), "KWOK_RUNTIME": "binary"}
+
+
+def render(template: Path, out: Path, extra: dict) -> None:
+    text = string.Template(template.read_text()).substitute({**os.environ, **extra})
+    out.write_text(text)
+
+
+def cluster_running() -> bool:
+    if not kubeconfig().exists():
+        return False
+    try:
+        client, api, _ = clients()
+        client.VersionApi(api).get_code(_request_timeout=3)
+        return True
+    except Exception:
+        return False
+
+
+def ensure_built() -> Path:
+    bins = bin_dir()
+    missing = [b for b in BINARIES if not (bins / b).exists()]
+    if missing:
+        log(f"building {', '.join(missing)} (first run on this machine; cached in {bins})")
+        subprocess.run(["bash", str(SIM / "build.sh")], check=True)
+    return bins
+
+
+def up(scenario: str) -> None:
+    bins = ensure_built()
+    if cluster_running():
+        log("cluster already running; reusing it")
+        ensure_processes(bins)
+        apply_scenario(scenario)
+        print_usage()
+        return
+    if STATE.exists():
+        down(quiet=True)
+    for sub in ("kwok", "logs", "exec", "pids", "podlogs"):
+        (STATE / sub).mkdir(parents=True, exist_ok=True)
+    v = versions()
+    cfg = STATE / "kwok.yaml"
+    render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"]})
+    kwokctl = str(bins / "kwokctl")
+    log("checking that kwokctl would download nothing (dry run)")
+    dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],
+                         env=kwok_env(), capture_output=True, text=True, timeout=120)
+    urls = [line for line in dry.stdout.splitlines() if line.startswith("# Download http")]
+    if dry.returncode != 0 or urls:
+        die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
+    log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
+    created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig", "",
+                              "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300)
+    if created.returncode != 0:
+        die("kwokctl create cluster failed:\n" + created.stdout[-2000:] + created.stderr[-2000:])
+    shutil.copy(STATE / "kwok" / "clusters" / CLUSTER / "kubeconfig.yaml", kubeconfig())
+    client, api, dyn = clients()
+    core = client.CoreV1Api(api)
+    wait_for("the API server", lambda: client.VersionApi(api).get_code(), 60)
+
+    log("applying kwok's default stages and the MPIJob CRD")
+    kwok_dir = module_dir("sigs.k8s.io/kwok", v["SIM_KWOK_VERSION"])
+    for rel in ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+                "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"):
+        for obj in load_yaml_docs(kwok_dir / "kustomize" / "stage" / rel):
+            apply(dyn, obj)
+    mpi_dir = module_dir("github.com/kubeflow/mpi-operator", v["SIM_MPI_OPERATOR_VERSION"])
+    crd = load_yaml_docs(mpi_dir / "manifests" / "base" / "kubeflow.org_mpijobs.yaml")[0]
+    ext = client.ApiextensionsV1Api(api)
+    ext.create_custom_resource_definition(crd)
+
+    log("creating nodes: 2 x p5.48xlarge, 2 x g6.8xlarge, 1 system node")
+    for obj in load_yaml_docs(SIM / "cluster" / "nodes.yaml"):
+        apply(dyn, obj)
+
+    def nodes_ready():
+        nodes = core.list_node().items
+        return len(nodes) == 5 and all(any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+                                       for n in nodes)
+    wait_for("5 Ready nodes", nodes_ready, 60)
+
+    def crd_established():
+        got = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
+        return any(c.type == "Established" and c.status == "True" for c in (got.status.conditions or []))
+    wait_for("the MPIJob CRD", crd_established, 60)
+    core.create_namespace({"metadata": {"name": "mpi-operator"}})
+    wait_for("the default service account", lambda: core.read_namespaced_service_account("default", "default"), 60)
+    log("adding the GPU Operator, the EFA device plugin and FSx storage")
+    for obj in load_yaml_docs(SIM / "cluster" / "addons.yaml"):
+        apply(dyn, obj)
+    apply_scenario(scenario, dyn, core)
+    ensure_processes(bins)
+
+    def pvc_bound():
+        return core.read_namespaced_persistent_volume_claim("fsx-claim", "default").status.phase == "Bound"
+    wait_for("fsx-claim to be Bound", pvc_bound, 60)
+    print_usage()
+
+
+def ensure_processes(bins: Path) -> None:
+    py = sys.executable
+    if not alive_named("runtime"):
+        write_fakebin()
+        start_process("runtime", [py, str(SIM / "simctl.py"), "runtime"], env={**os.environ, "SIM_STATE": str(STATE)})
+    if not alive_named("apiserver-relay"):
+        from urllib.parse import urlparse
+        import yaml
+        server = yaml.safe_load(kubeconfig().read_text())["clusters"][0]["cluster"]["server"]
+        port = urlparse(server).port
+        sock = STATE / "apiserver.sock"
+        sock.unlink(missing_ok=True)
+        start_process("apiserver-relay", [py, str(SIM / "simctl.py"), "relay", "unix", str(sock), f"127.0.0.1:{port}"])
+        wait_for("the API relay socket", sock.exists, 10, 0.1)
+        # The operator's health server is hard-wired to :8080 on every interface. Running it in a network
+        # namespace of its own keeps that port off the host; it reaches the API server through the relay.
+        script = (f'ip link set lo up && {py} {SIM / "simctl.py"} relay tcp 127.0.0.1:{port} {sock} & '
+                  f'sleep 0.5; exec {bins / "mpi-operator"} --kubeConfig={kubeconfig()} '
+                  f'--lock-namespace=mpi-operator --threadiness=2 --monitoring-port=0 -v=2')
+        start_process("mpi-operator", ["unshare", "--net", "--fork", "--kill-child", "sh", "-c", script],
+                      env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"})
+    time.sleep(1.0)
+    for name in ("runtime", "apiserver-relay", "mpi-operator"):
+        if not alive_named(name):
+            die(f"{name} exited at start; see {STATE / 'logs' / (name + '.log')}")
+
+
+def alive_named(name: str) -> bool:
+    path = pid_file(name)
+    return path.exists() and alive(int(path.read_text().strip() or 0))
+
+
+def print_usage() -> None:
+    print(f"\nSimulated EKS cluster is up (scenario: {(STATE / 'scenario').read_text().strip()}).")
+    print(f"kubeconfig: {kubeconfig()}")
+    print(f"Use it with: export KUBECONFIG={kubeconfig()}   (then the kubernetes.core modules or any client)")
+
+
+def down(quiet: bool = False) -> None:
+    for name in ("mpi-operator", "apiserver-relay", "runtime"):
+        stop_process(name)
+    bins = bin_dir()
+    if (STATE / "kwok" / "clusters" / CLUSTER).exists() and (bins / "kwokctl").exists():
+        subprocess.run([str(bins / "kwokctl"), "delete", "cluster", "--name", CLUSTER], env=kwok_env(),
+                       capture_output=True, text=True, timeout=120)
+    # Anything kwokctl left (it kills by its own pid files) goes by those pid files too.
+    for pidfile in (STATE / "kwok").glob("clusters/*/pids/*.pid"):
+        try:
+            pid = int(pidfile.read_text().strip())
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        except (ValueError, OSError):
+            pass
+    if STATE.exists():
+        shutil.rmtree(STATE, ignore_errors=True)
+    if not quiet:
+        log("simulated cluster stopped and its state removed")
+
+
+def status() -> int:
+    if not STATE.exists():
+        print("simulated cluster: not running (no .sim state)")
+        return 1
+    print(f"state: {STATE}")
+    print(f"scenario: {(STATE / 'scenario').read_text().strip() if (STATE / 'scenario').exists() else '?'}")
+    for pidfile in sorted((STATE / "kwok").glob("clusters/*/pids/*.pid")) + sorted((STATE / "pids").glob("*.pid")):
+        pid = int(pidfile.read_text().strip() or 0)
+        print(f"  {pidfile.stem:28s} pid {pid:<8d} {'running' if alive(pid) else 'STOPPED'}")
+    if cluster_running():
+        client, api, _ = clients()
+        for node in client.CoreV1Api(api).list_node().items:
+            ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+            cap = node.status.capacity or {}
+            print(f"  node {node.metadata.name:14s} {node.metadata.labels.get('node.kubernetes.io/instance-type', ''):12s}"
+                  f" gpu={cap.get('nvidia.com/gpu', '0'):2s} efa={cap.get('vpc.amazonaws.com/efa', '0'):3s}"
+                  f" {'Ready' if ready else 'NotReady'}{' (cordoned)' if node.spec.unschedulable else ''}")
+        return 0
+    print("API server: not answering")
+    return 1
+
+
+# --------------------------------------------------------------------------- node runtime
+
+def write_fakebin() -> None:
+    """python3 inside a simulated pod is the replayer: it prints what the real probe printed on a GPU machine."""
+    fakebin = STATE / "fakebin"
+    fakebin.mkdir(parents=True, exist_ok=True)
+    real = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or sys.executable
+    script = fakebin / "python3"
+    script.write_text(f'#!/bin/sh\nexec {real} {SIM / "replay.py"} "$@"\n')
+    script.chmod(0o755)
+    (fakebin / "python").unlink(missing_ok=True)
+    (fakebin / "python").symlink_to(script)
+
+
+def cri_log(source: Path, dest: Path) -> None:
+    """Write a recorded log in the CRI format kwok's log server requires."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    with open(source, "rb") as src, open(dest, "w", encoding="utf-8") as out:
+        for i, raw in enumerate(src.read().decode("utf-8", errors="replace").splitlines()):
+            ts = (now + datetime.timedelta(microseconds=i)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            out.write(f"{ts} stdout F {raw}\n")
+
+
+def log_source(pod, scenario: str) -> Path | None:
+    labels = pod.metadata.labels or {}
+    level = labels.get(LEVEL_LABEL)
+    if not level:
+        return None
+    role = labels.get(ROLE_LABEL, "")
+    spec = scenarios().get(scenario) or {}
+    overrides = spec.get("logs") or {}
+    key = f"{level}/{role}" if role else level
+    name = overrides.get(key) or overrides.get(level)
+    if not name:
+        defaults = {"l3_multi_gpu/launcher": "l3-efa-healthy.log", "phase0_efa/launcher": "phase0-g6-efa.log",
+                    "l5_training_step": "l5-train-step.log", "l6_evaluation": "l6-eval.log"}
+        name = defaults.get(key)
+    return SIM / "replay" / "logs" / name if name else None
+
+
+def runtime() -> None:
+    """Give every pod on a simulated node an Exec (replayed probes) and a Logs object (recorded logs)."""
+    from kubernetes import watch
+    client, api, dyn = clients()
+    core = client.CoreV1Api(api)
+    node_types = {}
+    done = set()
+    path_env = f"{STATE / 'fakebin'}:/usr/local/bin:/usr/bin:/bin"
+    while True:
+        try:
+            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60):
+                pod = event["object"]
+                ns, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
+                key = (ns, name, pod.metadata.uid)
+                if event["type"] == "DELETED" or not node or ns in SYSTEM_NAMESPACES or key in done:
+                    continue
+                if node not in node_types:
+                    n = core.read_node(node)
+                    node_types[node] = (n.metadata.labels or {}).get("node.kubernetes.io/instance-type", "")
+                owner = [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod.metadata.uid}]
+                scenario = (STATE / "scenario").read_text().strip()
+                envs = [{"name": "PATH", "value": path_env}, {"name": "SIM_NODE", "value": node},
+                        {"name": "SIM_INSTANCE_TYPE", "value": node_types[node]},
+                        {"name": "SIM_POD", "value": f"{ns}/{name}"}, {"name": "SIM_STATE", "value": str(STATE)},
+                        {"name": "SIM_LEVEL", "value": (pod.metadata.labels or {}).get(LEVEL_LABEL, "")}]
+                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
+                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+                            "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
+                source = log_source(pod, scenario)
+                dest = STATE / "podlogs" / f"{ns}_{name}.log"
+                if source is not None:
+                    cri_log(source, dest)
+                else:
+                    dest.write_text("")
+                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+                            "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
+                done.add(key)
+        except Exception as exc:  # keep serving: the API server may restart or a watch may expire
+            print(f"runtime: {type(exc).__name__}: {exc}", flush=True)
+            time.sleep(1)
+
+
+# --------------------------------------------------------------------------- relay
+
+async def _pipe(reader, writer):
+    try:
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                break
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        writer.close()
+
+
+def relay(mode: str, listen: str, target: str) -> None:
+    """mode unix: listen on a unix socket, forward to host:port; mode tcp: listen on host:port, forward to a socket."""
+    async def handle(reader, writer):
+        try:
+            if mode == "unix":
+                host, port = target.rsplit(":", 1)
+                up_r, up_w = await asyncio.open_connection(host, int(port))
+            else:
+                up_r, up_w = await asyncio.open_unix_connection(target)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(_pipe(reader, up_w), _pipe(up_r, writer))
+
+    async def main():
+        if mode == "unix":
+            server = await asyncio.start_unix_server(handle, path=listen)
+        else:
+            host, port = listen.rsplit(":", 1)
+            server = await asyncio.start_server(handle, host, int(port))
+        async with server:
+            await server.serve_forever()
+    asyncio.run(main())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="simctl.py", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_up = sub.add_parser("up")
+    p_up.add_argument("--scenario", default=os.environ.get("SIM_SCENARIO") or "healthy")
+    p_sc = sub.add_parser("scenario")
+    p_sc.add_argument("name")
+    sub.add_parser("down")
+    sub.add_parser("status")
+    sub.add_parser("runtime")
+    p_relay = sub.add_parser("relay")
+    p_relay.add_argument("mode", choices=["unix", "tcp"])
+    p_relay.add_argument("listen")
+    p_relay.add_argument("target")
+    args = parser.parse_args()
+    if args.cmd in ("up", "scenario"):
+        name = args.scenario if args.cmd == "up" else args.name
+        if name not in scenarios():
+            die(f"unknown scenario {name!r}; known: {', '.join(scenarios())}")
+    if args.cmd == "up":
+        up(args.scenario)
+    elif args.cmd == "scenario":
+        if not cluster_running():
+            die("the simulated cluster is not running; start it with `make sim-up`")
+        apply_scenario(args.name)
+    elif args.cmd == "down":
+        down()
+    elif args.cmd == "status":
+        return status()
+    elif args.cmd == "runtime":
+        runtime()
+    elif args.cmd == "relay":
+        relay(args.mode, args.listen, args.target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
