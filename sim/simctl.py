@@ -199,8 +199,8 @@ def go_duration_ms(text: str) -> float:
     return float(text)
 
 
-TERMINATED = string.Template("""{{ $now := Now }}
-phase: $phase
+TERMINATED = """{{ $now := Now }}
+phase: @PHASE@
 conditions:
 - {type: Ready, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: PodCompleted}
 - {type: ContainersReady, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: PodCompleted}
@@ -213,12 +213,12 @@ containerStatuses:
   started: false
   state:
     terminated:
-      exitCode: $exit_code
-      reason: $reason
+      exitCode: @EXIT_CODE@
+      reason: @REASON@
       startedAt: {{ $now | Quote }}
       finishedAt: {{ $now | Quote }}
 {{ end }}
-""")
+"""
 
 IMAGE_PULL_BACKOFF = """{{ $now := Now }}
 phase: Pending
@@ -240,6 +240,11 @@ containerStatuses:
       message: {{ printf "Back-off pulling image %q: ErrImagePull: failed to pull and unpack image %q: not found" .image .image | Quote }}
 {{ end }}
 """
+
+
+def terminated(phase: str, exit_code: int, reason: str) -> str:
+    return (TERMINATED.replace("@PHASE@", phase).replace("@EXIT_CODE@", str(exit_code))
+            .replace("@REASON@", reason))
 
 
 def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
@@ -279,13 +284,12 @@ def scenario_stages(name: str) -> list:
     # because kwok picks at random between two matching stages of positive weight.
     overridden_levels = sorted({key.partition("/")[0] for key in outcomes if "/" not in key})
     for key, outcome in sorted(outcomes.items()):
-        template = TERMINATED.substitute(phase=outcome["phase"], exit_code=int(outcome["exit_code"]),
-                                         reason=outcome.get("reason", "Error"))
+        template = terminated(outcome["phase"], int(outcome["exit_code"]), outcome.get("reason", "Error"))
         stages.append(stage("sim-outcome-" + key.replace("/", "-").replace("_", "-"), outcome_selector(key),
                             template, delay=outcome.get("after", "3s"), weight=100))
     # Default: a Job pod (training step, evaluation, MPIJob launcher) runs for a few seconds, then succeeds.
     default = stage("sim-outcome-default", outcome_selector("", overridden_levels),
-                    TERMINATED.substitute(phase="Succeeded", exit_code=0, reason="Completed"), delay="3s", weight=10)
+                    terminated("Succeeded", 0, "Completed"), delay="3s", weight=10)
     # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") must be excluded from the default too.
     for key in outcomes:
         level, _, role = key.partition("/")
@@ -355,7 +359,7 @@ def ensure_built() -> Path:
 
 def up(scenario: str) -> None:
     bins = ensure_built()
-    if cluster_running():
+    if cluster_running() and (STATE / "ready").exists():
         log("cluster already running; reusing it")
         ensure_processes(bins)
         apply_scenario(scenario)
@@ -421,6 +425,7 @@ def up(scenario: str) -> None:
     def pvc_bound():
         return core.read_namespaced_persistent_volume_claim("fsx-claim", "default").status.phase == "Bound"
     wait_for("fsx-claim to be Bound", pvc_bound, 60)
+    (STATE / "ready").write_text(datetime.datetime.now(datetime.timezone.utc).isoformat() + "\n")
     print_usage()
 
 

@@ -197,16 +197,22 @@ def _failed_check_lines(row, indent, limit):
 
 def render_table(report, max_failed_checks=10):
     """The seed's VALIDATION RESULTS table for one cluster, as a list of lines (no trailing newlines)."""
-    lines = [RULE, "VALIDATION RESULTS: %s" % report["cluster"], RULE]
+    return [text for text, _kind in render_table_kinds(report, max_failed_checks)]
+
+
+def render_table_kinds(report, max_failed_checks=10):
+    """Like render_table, as (line, kind) pairs; kind is PASS/FAIL/SKIPPED for a level row and the lines
+    under it, NO_DATA for the no-data text, None for rules, header and footer (for colouring)."""
+    lines = [(RULE, None), ("VALIDATION RESULTS: %s" % report["cluster"], None), (RULE, None)]
     if not report["has_data"]:
-        lines.append(NO_DATA)
-        lines.append(RULE)
+        lines.append((NO_DATA, "NO_DATA"))
+        lines.append((RULE, None))
         return lines
     rows = report["levels"]
     level_w = max([5] + [len(r["level"]) for r in rows]) + 3
     name_w = max([24] + [len(r["name"]) for r in rows])
-    lines.append("%s%s %s%s" % ("Level".ljust(level_w), "Name".ljust(name_w), "Status".ljust(9), "Time"))
-    lines.append("%s%s %s%s" % (("-" * 5).ljust(level_w), "-" * name_w, ("-" * 6).ljust(9), "----"))
+    lines.append(("%s%s %s%s" % ("Level".ljust(level_w), "Name".ljust(name_w), "Status".ljust(9), "Time"), None))
+    lines.append(("%s%s %s%s" % (("-" * 5).ljust(level_w), "-" * name_w, ("-" * 6).ljust(9), "----"), None))
     indent = " " * level_w
     for row in rows:
         time_text = _seconds(row["duration_s"])
@@ -214,13 +220,14 @@ def render_table(report, max_failed_checks=10):
                               row["status"].ljust(9), time_text)
         if row["status"] == "SKIPPED" and row["reason"]:
             line = "%s%s" % (line.ljust(level_w + name_w + 1 + 9 + 6), row["reason"])
-        lines.append(line)
+        lines.append((line, row["status"]))
         if row["status"] == "FAIL":
-            lines.extend(_failed_check_lines(row, indent, max_failed_checks))
-    lines.append(RULE)
+            lines.extend((text, "FAIL") for text in _failed_check_lines(row, indent, max_failed_checks))
+    lines.append((RULE, None))
     for level_id in report["incomplete"]:
         row = [r for r in rows if r["id"] == level_id][0]
-        lines.append("note: %s %s was selected but has no result; the run is incomplete" % (row["level"], row["name"]))
+        lines.append(("note: %s %s was selected but has no result; the run is incomplete"
+                      % (row["level"], row["name"]), "FAIL"))
     summary = report["summary"]
     footer = "%d/%d passed" % (summary["passed"], summary["total"])
     if summary["failed"]:
@@ -228,7 +235,7 @@ def render_table(report, max_failed_checks=10):
     if summary["skipped"]:
         footer += ", %d skipped" % summary["skipped"]
     footer += " in %s" % _seconds(report["levels_duration_s"])
-    lines.append(footer)
+    lines.append((footer, None))
     return lines
 
 

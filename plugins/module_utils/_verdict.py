@@ -301,7 +301,11 @@ def _compare(op, actual, expected, tolerance):
         else:
             limit = exp_n * (1.0 + tol)
         if tol:
-            extra = " (%s with %s%% tolerance)" % (fmt_value(round(limit, 6)), fmt_value(round(tol * 100, 4)))
+            limit = round(limit, 9)  # 100 * 1.1 is 110.00000000000001
+        if tol:
+            extra = " (%s %s with the %s%% tolerance)" % (
+                {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}[op], fmt_value(round(limit, 6)),
+                fmt_value(round(tol * 100, 4)))
         passed = {
             "ge": act_n >= limit, "gt": act_n > limit, "le": act_n <= limit, "lt": act_n < limit,
         }[op]
