@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 name: report
 type: aggregate
 author:
-  - rlstack.validation maintainers
+  - rlstack.validation maintainers (@rlstack)
 version_added: 1.0.0
 short_description: Print the VALIDATION RESULTS table per cluster and write report.json and junit.xml
 description:

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: instance_profile
 author:
-  - rlstack.validation maintainers
+  - rlstack.validation maintainers (@rlstack)
 version_added: 1.0.0
 short_description: What a node of an EC2 GPU instance type should show (GPUs, EFA, RDMA, busbw, price)
 description:

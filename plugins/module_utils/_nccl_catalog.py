@@ -41,7 +41,7 @@ CATALOG = (
             r"SIGSEGV",
             r"signal 11 \(",
         ),
-        "triggers": ("signal 11", "Segmentation fault", "SIGSEGV"),
+        "triggers": ("ignal 11", "Segmentation", "SIGSEGV"),
     },
     {
         "id": "process_aborted",
@@ -59,7 +59,7 @@ CATALOG = (
             r"Signal: Aborted",
             r"==== backtrace \(tid:",
         ),
-        "triggers": ("Abort", "terminate called", "SIGABRT", "signal 6", "==== backtrace"),
+        "triggers": ("Abort", "terminate called", "SIGABRT", "ignal 6", "==== backtrace"),
     },
     {
         "id": "efa_cm_error",
@@ -73,7 +73,7 @@ CATALOG = (
             r"cm_req_handle_error_entry",
             r"Unresponsive receiver",
         ),
-        "triggers": ("cm_req_handle_error_entry", "Unresponsive receiver"),
+        "triggers": ("cm_req_handle", "Unresponsive"),
     },
     {
         "id": "nccl_warn",
@@ -93,7 +93,7 @@ CATALOG = (
             "with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to see the failing call."
         ),
         "patterns": (r"unhandled system error", r"ncclSystemError"),
-        "triggers": ("unhandled system error", "ncclSystemError"),
+        "triggers": ("system error", "SystemError"),
     },
     {
         "id": "unhandled_cuda_error",
@@ -103,7 +103,7 @@ CATALOG = (
             "(sizes too large for the GPU); rerun with NCCL_DEBUG=INFO for the failing call."
         ),
         "patterns": (r"unhandled cuda error", r"ncclUnhandledCudaError"),
-        "triggers": ("unhandled cuda error", "ncclUnhandledCudaError"),
+        "triggers": ("cuda error", "CudaError"),
     },
     {
         "id": "internal_error",
@@ -113,7 +113,7 @@ CATALOG = (
             "versions on different ranks; align the versions in the image."
         ),
         "patterns": (r"internal error - please report", r"ncclInternalError"),
-        "triggers": ("internal error", "ncclInternalError"),
+        "triggers": ("internal error", "InternalError"),
     },
     {
         "id": "test_failure",
@@ -123,7 +123,7 @@ CATALOG = (
             "so its bandwidth numbers must not be used."
         ),
         "patterns": (r"Test (?:NCCL |CUDA )?failure",),
-        "triggers": ("Test failure", "Test NCCL failure", "Test CUDA failure"),
+        "triggers": ("failure",),
     },
     {
         "id": "wrong_results",
@@ -165,8 +165,8 @@ CATALOG = (
             r"ORTE has lost communication",
             r"srun: error: .*[Ee]xited with exit code",
         ),
-        "triggers": ("mpirun", "mpiexec", "prte", "Primary job", "MPI_ABORT", "has exited due to", "ORTE",
-                     "srun: error"),
+        "triggers": ("detected that", "noticed that", "terminated normally", "MPI_ABORT", "exited due to",
+                     "lost communication", "xited with exit code"),
     },
     {
         "id": "ofi_init_failed",
@@ -183,7 +183,8 @@ CATALOG = (
             r"find any optimal provider",
             r"fi_getinfo.*(?:output empty list|failed)",
         ),
-        "triggers": ("NET/OFI", "initNet", "eligible providers", "optimal provider", "fi_getinfo"),
+        "triggers": ("initialization failed", "nitializing plugin failed", "Failed to initialize", "initNet",
+                     "eligible providers", "optimal provider", "fi_getinfo"),
     },
     {
         "id": "ib_fatal",
@@ -199,7 +200,7 @@ CATALOG = (
             r"ibv_(?:modify|create)_qp failed",
             r"transport retry counter exceeded",
         ),
-        "triggers": ("NET/IB", "catastrophic", "IBV_WC_", "_qp failed", "retry counter"),
+        "triggers": ("Got async", "Got completion", "catastrophic", "IBV_WC_", "_qp failed", "retry counter"),
     },
     {
         "id": "cuda_device_busy",
@@ -209,7 +210,7 @@ CATALOG = (
             "mode; a GPU stuck after an Xid needs a reset or a node reboot."
         ),
         "patterns": (r"busy or unavailable", r"cudaErrorDevicesUnavailable"),
-        "triggers": ("busy or unavailable", "cudaErrorDevicesUnavailable"),
+        "triggers": ("busy or unavailable", "DevicesUnavailable"),
     },
     {
         "id": "reg_mr_error",
@@ -225,7 +226,7 @@ CATALOG = (
             r"ibv_reg_mr\w* failed",
             r"fi_mr_reg\w*.*failed",
         ),
-        "triggers": ("REG_MR", "register memory", "reg_mr", "fi_mr_reg"),
+        "triggers": ("REG_MR", "register memory", "ibv_reg_mr", "fi_mr_reg"),
     },
     {
         "id": "socket_fallback",

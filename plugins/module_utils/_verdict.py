@@ -40,7 +40,8 @@ CONFIG_HINT = "fix the expectation (inventory group_vars, extra vars or AWX surv
 _TRUE = ("true", "yes", "y", "on", "1")
 _FALSE = ("false", "no", "n", "off", "0")
 
-# NCCL: the signature that is reported but does not fail the fabric by default.
+# NCCL: signatures reported but not failing the level by default (socket_fallback and wrong_results are
+# soft too when the network / wrong checks judge them).
 NCCL_SOFT_SIGNATURES = ("nccl_warn",)
 NETWORK_HINTS = {
     "socket": (
@@ -362,7 +363,7 @@ def evaluate_check(spec):
     """Evaluate one check spec (a dict) and return the check entry of the level result.
 
     spec keys: name (required), node, op (default eq), actual, expected, tolerance, unit, hint,
-    message (custom failure text), evidence_missing (bool).
+    fail_msg (custom failure text; ``message`` is accepted too), evidence_missing (bool).
     """
     spec = dict(spec or {})
     name = str(spec.get("name") or "check")
@@ -372,7 +373,7 @@ def evaluate_check(spec):
     expected = _plain(spec.get("expected"))
     unit = str(spec.get("unit") or "")
     hint = str(spec.get("hint") or "")
-    custom = str(spec.get("message") or "")
+    custom = str(spec.get("fail_msg") or spec.get("message") or "")
     if op in ("true", "false") and expected is None:
         expected = op == "true"
 
@@ -410,8 +411,15 @@ def evaluate_check(spec):
             entry["hint"] = hint or "the evidence has an unexpected format; look at the probe output"
         return entry
 
-    exp_text = _expected_text(op, expected, unit, tol_text)
-    act_text = fmt_value(actual, unit)
+    shown_actual, shown_expected = actual, expected
+    if op in ("eq", "ne") + NUMERIC_OPS:
+        # show '8' as 8 when it was compared as a number
+        if isinstance(expected, (int, float)) and not isinstance(expected, bool) and _maybe_number(actual) is not None:
+            shown_actual = _maybe_number(actual)
+        if isinstance(actual, (int, float)) and not isinstance(actual, bool) and _maybe_number(expected) is not None:
+            shown_expected = _maybe_number(expected)
+    exp_text = _expected_text(op, shown_expected, unit, tol_text)
+    act_text = fmt_value(shown_actual, unit)
     entry["passed"] = bool(passed)
     if passed:
         entry["message"] = "%s: %s (expected %s)" % (name, act_text, exp_text)
@@ -434,55 +442,59 @@ def _info(name, node, message, actual=None, expected=None, unit="", op="eq"):
 # NCCL expectations -> checks
 
 
-def _busbw_at_size_fallback(facts, size_bytes):
-    """Largest busbw reported for exactly size_bytes in any table (out-of-place or in-place)."""
+SIZE_MATCH = 0.9  # a row counts for a size when it is within 10% below it (all_gather rounds 16 GiB down)
+
+
+def _row_busbw(row):
+    for key in ("out_of_place", "in_place"):
+        sub = row.get(key)
+        if isinstance(sub, dict) and _maybe_number(sub.get("busbw")) is not None:
+            return _maybe_number(sub.get("busbw"))
+    return _maybe_number(row.get("busbw"))
+
+
+def _result_tables(facts, test=None):
+    tables = [t for t in (facts.get("tables") or []) if isinstance(t, dict)]
+    if test:
+        tables = [t for t in tables if str(t.get("test") or "") == str(test)]
+    return tables
+
+
+def row_at_size(facts, size_bytes, test=None):
+    """The row for size_bytes in the last table with rows (of one test when given), or None.
+
+    Same rule as _nccl.row_at_size (largest size <= size_bytes, last printed wins), plus: the row
+    must be at least 90% of size_bytes, so a sweep that stopped at 512 MiB never answers for 1 GiB.
+    """
+    chosen = None
+    for table in reversed(_result_tables(facts, test)):
+        if table.get("rows"):
+            chosen = table
+            break
+    if chosen is None:
+        return None
     best = None
-    for table in facts.get("tables") or []:
-        rows = table.get("rows") if isinstance(table, dict) else table
-        for row in rows or []:
-            if not isinstance(row, dict):
-                continue
-            size = row.get("size", row.get("size_bytes", row.get("bytes")))
-            if _maybe_number(size) is None or int(_maybe_number(size)) != int(size_bytes):
-                continue
-            for key in ("busbw", "busbw_oop", "busbw_ip", "oop_busbw", "ip_busbw", "busbw_gbps"):
-                value = _maybe_number(row.get(key))
-                if value is not None and (best is None or value > best):
-                    best = value
-            for key in ("out_of_place", "in_place", "oop", "ip"):
-                sub = row.get(key)
-                if isinstance(sub, dict):
-                    value = _maybe_number(sub.get("busbw"))
-                    if value is not None and (best is None or value > best):
-                        best = value
+    for row in chosen["rows"]:
+        size = _maybe_number(row.get("size")) if isinstance(row, dict) else None
+        if size is None or size > size_bytes or size < size_bytes * SIZE_MATCH:
+            continue
+        if best is None or size >= best["size"]:
+            best = row
     return best
 
 
-def busbw_at_size(facts, size_bytes):
-    """busbw (GB/s) of a parsed NCCL result at one message size, or None when that size was not run."""
-    try:
-        from ansible_collections.rlstack.validation.plugins.module_utils._nccl import (
-            busbw_at_size as nccl_busbw_at_size,
-        )
-    except ImportError:
-        nccl_busbw_at_size = None
-    if nccl_busbw_at_size is not None:
-        try:
-            value = nccl_busbw_at_size(facts, size_bytes)
-        except Exception:  # parser helper disagrees with the facts given: use the generic reader
-            value = None
-        if value is not None:
-            return value
-    return _busbw_at_size_fallback(facts, size_bytes)
+def busbw_at_size(facts, size_bytes, test=None):
+    """Out-of-place busbw (GB/s) of a parsed NCCL result at one message size, or None when not run."""
+    row = row_at_size(facts, size_bytes, test)
+    return _row_busbw(row) if row is not None else None
 
 
-def _largest_size(facts):
+def _largest_size(facts, test=None):
     largest = None
-    for table in facts.get("tables") or []:
-        rows = table.get("rows") if isinstance(table, dict) else table
-        for row in rows or []:
+    for table in _result_tables(facts, test):
+        for row in table.get("rows") or []:
             if isinstance(row, dict):
-                size = _maybe_number(row.get("size", row.get("size_bytes", row.get("bytes"))))
+                size = _maybe_number(row.get("size"))
                 if size is not None and (largest is None or size > largest):
                     largest = size
     return largest
@@ -526,13 +538,14 @@ def expand_nccl(entry):
         elif isinstance(facts, dict) and facts.get("skipped"):
             why = "the parse task was skipped"
         checks.append(evaluate_check({
-            "name": name("log"), "node": node, "evidence_missing": True, "message": why,
+            "name": name("log"), "node": node, "evidence_missing": True, "fail_msg": why,
             "hint": "the NCCL log could not be read or parsed: check the launcher pod name, the namespace "
                     "and that the job wrote its log before it was collected",
         }))
         return checks
 
     tolerance = expect.get("tolerance")
+    test = expect.get("test") or None
     nranks = _maybe_number(facts.get("nranks"))
     single_rank = nranks is not None and int(nranks) == 1
     single_rank_ok = False
@@ -561,6 +574,14 @@ def expand_nccl(entry):
                 "hint": "run with NCCL_DEBUG=INFO so the log has the 'Using network ...' / 'NET/OFI Selected "
                         "provider' lines",
             })
+        elif (str(seen).strip().lower() in ("libfabric", "aws libfabric", "ofi")
+              and "efa" in [str(a).strip().lower() for a in allowed]):
+            # aws-ofi-nccl is in use but the log does not name the libfabric provider: not a socket
+            # fallback; a tcp provider would still fail the busbw floors
+            checks.append(_info(name("network"), node,
+                                "NCCL used %s (aws-ofi-nccl); the log does not name the provider, efa assumed "
+                                "(NCCL_DEBUG=INFO prints 'Selected provider is ...')" % fmt_value(seen),
+                                actual=seen, expected=allowed, op="in"))
         else:
             ok = _network_matches(seen, allowed)
             checks.append({
@@ -594,11 +615,20 @@ def expand_nccl(entry):
             require_complete = to_bool(expect.get("require_complete"), "require_complete")
         except VerdictError:
             require_complete = True
-    if require_complete:
+    if require_complete and facts.get("complete") is None and not facts.get("tables"):
+        checks.append({
+            "name": name("complete"), "node": node, "op": "true", "expected": True, "actual": None, "unit": "",
+            "passed": False, "evidence_missing": False,
+            "message": "%s: the log has no nccl-tests results table (the test did not start, or its output was "
+                       "not captured)" % name("complete"),
+            "hint": "read the launcher log, not a worker's; set require_complete: false for logs that are not "
+                    "nccl-tests output",
+        })
+    elif require_complete:
         checks.append(evaluate_check({
             "name": name("complete"), "node": node, "op": "true", "expected": True,
             "actual": bool(facts.get("complete")),
-            "message": "the NCCL test did not finish (no 'Avg bus bandwidth' footer)",
+            "fail_msg": "the NCCL test did not finish (no 'Avg bus bandwidth' footer)",
             "hint": "the job crashed, hung or was killed before the end; see the signature checks and the "
                     "launcher log",
         }))
@@ -612,7 +642,7 @@ def expand_nccl(entry):
     else:
         checks.append(evaluate_check({
             "name": name("wrong"), "node": node, "op": "le", "expected": max_wrong, "actual": wrong,
-            "message": "the NCCL test reported %s wrong results (data corruption)" % fmt_value(wrong),
+            "fail_msg": "the NCCL test reported %s wrong results (data corruption)" % fmt_value(wrong),
             "hint": "a GPU, NVLink or NIC corrupts data: rerun per node pair to isolate it and check "
                     "XID errors (dmesg / nvidia-smi -q)",
         }))
@@ -635,15 +665,15 @@ def expand_nccl(entry):
         if one_gpu:
             checks.append(_info(label, node, one_gpu_text, expected=floor, unit="GB/s", op="ge"))
             continue
-        value = busbw_at_size(facts, size_bytes)
+        value = busbw_at_size(facts, size_bytes, test)
         if value is None:
-            largest = _largest_size(facts)
+            largest = _largest_size(facts, test)
             seen = ("the largest size measured was %s" % format_size(largest)) if largest else "no result rows"
             checks.append({
                 "name": label, "node": node, "op": "ge", "expected": floor, "actual": None, "unit": "GB/s",
                 "passed": False, "evidence_missing": True,
-                "message": "%s: %s (no row for %s in the NCCL table; %s)"
-                           % (label, EVIDENCE_MISSING, format_size(size_bytes), seen),
+                "message": "%s: %s (no row for %s in the %sNCCL table; %s)"
+                           % (label, EVIDENCE_MISSING, format_size(size_bytes), (test + " ") if test else "", seen),
                 "hint": "run all_reduce_perf with -e %s or larger, and check that the job finished"
                         % format_size(size_bytes).replace("iB", ""),
             })
@@ -660,6 +690,11 @@ def expand_nccl(entry):
     # failure signatures
     forbid = expect.get("forbid_signatures")
     signatures = [s for s in (facts.get("signatures") or []) if isinstance(s, dict)]
+    soft = list(NCCL_SOFT_SIGNATURES)
+    if network not in (None, "", []):
+        soft.append("socket_fallback")  # judged by the network check, which knows what is allowed
+    if facts.get("wrong_total") is not None:
+        soft.append("wrong_results")  # judged by the wrong check against max_wrong
     if forbid is None:
         forbidden = None  # everything except the soft ones
     else:
@@ -671,7 +706,7 @@ def expand_nccl(entry):
             continue
         seen_ids.append(sig_id)
         count = len([s for s in signatures if str(s.get("id")) == sig_id])
-        is_forbidden = (sig_id not in NCCL_SOFT_SIGNATURES) if forbidden is None else (
+        is_forbidden = (sig_id not in soft) if forbidden is None else (
             "all" in forbidden or sig_id in forbidden)
         line = str(sig.get("line") or "").strip()
         if len(line) > 240:

@@ -23,7 +23,7 @@ description:
   - A level with no checks and no O(skip_reason) fails, because nothing checked is not a pass.
   - The logic lives in C(plugins/module_utils/_verdict.py); see C(docs/verdicts.md).
 author:
-  - rlstack.validation maintainers
+  - rlstack.validation maintainers (@rlstack)
 extends_documentation_fragment:
   - rlstack.validation._attributes
   - rlstack.validation._attributes.info_module
@@ -96,7 +96,7 @@ options:
         description: What to do when the check fails; appended to the failure line.
         type: str
         default: ""
-      message:
+      fail_msg:
         description:
           - Custom failure text. The expected and seen values are still appended.
           - With O(checks[].evidence_missing=true), the reason why the evidence is missing.
@@ -105,7 +105,8 @@ options:
       evidence_missing:
         description:
           - The evidence could not be collected (the probe crashed, the log was empty). The check fails
-            with the words "could not collect the evidence", which says nothing about the workload itself.
+            with the words "could not collect the evidence", which says nothing about the workload itself;
+            O(checks[].fail_msg) says why.
         type: bool
         default: false
   nccl:
@@ -154,12 +155,20 @@ options:
                 type: raw
                 required: true
               floor:
-                description: Minimum busbw in GB/s at that size.
+                description:
+                  - Minimum out-of-place busbw in GB/s at that size. The row used is the largest size at or
+                    below O(nccl[].expect.min_busbw[].size) and at least 90% of it (all_gather rounds sizes down);
+                    no such row fails as "could not collect the evidence".
                 type: float
                 required: true
               tolerance:
                 description: Fraction that overrides O(nccl[].expect.tolerance) for this size.
                 type: float
+          test:
+            description:
+              - Judge only the results tables of this collective (the C(test) key of a table, for example
+                V(all_reduce)) when the log holds several. By default the last table with rows is used.
+            type: str
           tolerance:
             description: Fraction allowed below every busbw floor (V(0.1) accepts 90% of the floor).
             type: float
@@ -378,7 +387,7 @@ def argument_spec():
                 tolerance=dict(type="float"),
                 unit=dict(type="str", default=""),
                 hint=dict(type="str", default=""),
-                message=dict(type="str", default=""),
+                fail_msg=dict(type="str", default=""),
                 evidence_missing=dict(type="bool", default=False),
             ),
         ),
@@ -400,6 +409,7 @@ def argument_spec():
                                 tolerance=dict(type="float"),
                             ),
                         ),
+                        test=dict(type="str"),
                         tolerance=dict(type="float", default=0.0),
                         nranks=dict(type="int"),
                         nnodes=dict(type="int"),

@@ -131,7 +131,7 @@ def test_failure_message_hint_and_custom_text():
     entry = check(name="gpu_count", node="p5-node-1", actual=7, expected=8, hint="check XID errors")
     assert entry["message"] == "gpu_count expected 8, saw 7"
     assert v.failed_line(entry) == "- p5-node-1: gpu_count expected 8, saw 7 — check XID errors"
-    custom = check(name="gpu_count", actual=7, expected=8, message="GPUs are missing")
+    custom = check(name="gpu_count", actual=7, expected=8, fail_msg="GPUs are missing")
     assert custom["message"] == "gpu_count: GPUs are missing (expected 8, saw 7)"
     passed = check(name="gpu_count", actual=8, expected=8)
     assert passed["message"] == "gpu_count: 8 (expected 8)"
@@ -141,7 +141,8 @@ def test_failure_message_hint_and_custom_text():
 
 
 def test_evidence_missing_wording():
-    entry = check(name="gpu_count", node="n1", evidence_missing=True, message="probe exited 1")
+    entry = check(name="gpu_count", node="n1", evidence_missing=True, fail_msg="probe exited 1")
+    assert check(name="x", evidence_missing=True, message="legacy key")["message"].endswith("(legacy key)")
     assert not entry["passed"] and entry["evidence_missing"]
     assert entry["message"] == "gpu_count: could not collect the evidence (probe exited 1)"
     assert "says nothing about the workload" in entry["hint"]
@@ -183,13 +184,22 @@ def test_derived_level_and_order(level_id, level, order):
 # ------------------------------------------------------------------------------------------ nccl
 
 
+def row(size, busbw, in_place=None):
+    return {"size": size, "count": size // 4, "type": "float", "redop": "sum", "root": -1,
+            "out_of_place": {"time_us": 1.0, "algbw": busbw / 1.875, "busbw": busbw, "wrong": 0},
+            "in_place": {"time_us": 1.0, "algbw": 1.0, "busbw": in_place if in_place is not None else busbw,
+                         "wrong": 0}}
+
+
 def facts(**kw):
+    """A literal nccl_log_info result (the keys of _nccl.py's parser)."""
     base = {
-        "network": "efa", "nranks": 16, "nnodes": 2, "hosts": ["a", "b"], "complete": True,
-        "wrong_total": 0, "signatures": [], "nccl_version": "2.27.7",
-        "tables": [{"collective": "all_reduce", "rows": [
-            {"size": 1 << 30, "busbw": 437.9}, {"size": 16 << 30, "busbw": 487.1}]}],
-        "peak_busbw": 487.1, "busbw_at_largest_size": 487.1, "avg_busbw_reported": 52.9,
+        "network": "efa", "ofi_provider": "efa", "nranks": 16, "nnodes": 2, "hosts": ["a", "b"],
+        "complete": True, "wrong_total": 0, "signatures": [], "nccl_version": "2.27.7",
+        "tables": [{"test": "all_reduce", "rows": [row(512 << 20, 300.0), row(1 << 30, 437.9, 440.0),
+                                                   row(16 << 30, 487.1)],
+                    "avg_busbw": 52.9, "complete": True}],
+        "peak_busbw": 487.1, "busbw_at_largest_size": 487.1, "largest_size": 16 << 30, "avg_busbw_reported": 52.9,
     }
     base.update(kw)
     return base
@@ -198,12 +208,6 @@ def facts(**kw):
 def nccl_checks(fact_dict, **expect):
     return dict((c["name"], c) for c in v.expand_nccl({"name": "nccl", "node": "p5", "facts": fact_dict,
                                                           "expect": expect}))
-
-
-@pytest.fixture(autouse=True)
-def generic_busbw(monkeypatch):
-    """Read busbw from the literal tables above, whatever the state of _nccl.py."""
-    monkeypatch.setattr(v, "busbw_at_size", v._busbw_at_size_fallback)
 
 
 def test_nccl_all_good():
@@ -226,6 +230,9 @@ def test_nccl_socket_fallback_fails_the_network():
 
 def test_nccl_network_list_and_unknown():
     assert nccl_checks(facts(network="IB"), network=["efa", "ib"])["nccl_network"]["passed"]
+    libfabric = nccl_checks(facts(network="Libfabric"), network="efa")["nccl_network"]
+    assert libfabric["passed"] and "efa assumed" in libfabric["message"]
+    assert not nccl_checks(facts(network="Libfabric"), network="ib")["nccl_network"]["passed"]
     missing = nccl_checks(facts(network=None), network="efa")["nccl_network"]
     assert not missing["passed"] and missing["evidence_missing"]
     assert "NCCL_DEBUG=INFO" in missing["hint"]
@@ -246,8 +253,7 @@ def test_nccl_busbw_size_not_measured():
 
 
 def test_nccl_single_rank_ok_is_informational():
-    one = facts(nranks=1, nnodes=1, network=None,
-                tables=[{"rows": [{"size": 1 << 30, "busbw": 0.0}]}])
+    one = facts(nranks=1, nnodes=1, network=None, tables=[{"test": "all_reduce", "rows": [row(1 << 30, 0.0)]}])
     checks = nccl_checks(one, network="efa", min_busbw=[{"size": "1G", "floor": 100}], single_rank_ok=True)
     assert checks["nccl_busbw_1GiB"]["passed"]
     assert "not measurable on one GPU" in checks["nccl_busbw_1GiB"]["message"]
@@ -255,7 +261,7 @@ def test_nccl_single_rank_ok_is_informational():
 
 
 def test_nccl_single_rank_without_permission_fails():
-    one = facts(nranks=1, tables=[{"rows": [{"size": 1 << 30, "busbw": 0.0}]}])
+    one = facts(nranks=1, tables=[{"test": "all_reduce", "rows": [row(1 << 30, 0.0)]}])
     entry = nccl_checks(one, min_busbw=[{"size": "1G", "floor": 100}])["nccl_busbw_1GiB"]
     assert not entry["passed"] and "2+ ranks" in entry["hint"]
 
@@ -346,3 +352,40 @@ def test_duration_from_started():
     result = v.build_level_result("l0", started="1000.0", now=1012.25,
                                   checks=[{"name": "x", "actual": 1, "expected": 1}])
     assert result["duration_s"] == 12.2 or result["duration_s"] == 12.3
+
+
+def test_nccl_signatures_judged_by_other_checks_are_soft():
+    sigs = [{"id": "socket_fallback", "line_no": 3, "line": "Using network Socket", "hint": "set NCCL_NET=ofi"},
+            {"id": "wrong_results", "line_no": 9, "line": "Out of bounds values : 4 FAILED", "hint": ""}]
+    judged = nccl_checks(facts(signatures=sigs, network="socket", wrong_total=4), network=["efa"])
+    assert not judged["nccl_network"]["passed"] and not judged["nccl_wrong"]["passed"]
+    assert judged["nccl_signature_socket_fallback"]["passed"]
+    assert judged["nccl_signature_wrong_results"]["passed"]
+    alone = nccl_checks(facts(signatures=sigs, network="socket", wrong_total=None))
+    assert not alone["nccl_signature_socket_fallback"]["passed"]
+    assert not alone["nccl_signature_wrong_results"]["passed"]
+
+
+def test_nccl_busbw_reads_out_of_place_and_needs_the_size():
+    checks = nccl_checks(facts(), min_busbw=[{"size": "1G", "floor": 437.9}, {"size": "768M", "floor": 1}])
+    assert checks["nccl_busbw_1GiB"]["actual"] == 437.9  # out-of-place, not the in-place 440
+    # 768 MiB: the 512 MiB row is too small to answer for it
+    assert checks["nccl_busbw_768MiB"]["evidence_missing"]
+    rounded = facts(tables=[{"test": "all_gather", "rows": [row(17179868160, 400.0)]}])
+    assert nccl_checks(rounded, min_busbw=[{"size": "16G", "floor": 350}])["nccl_busbw_16GiB"]["passed"]
+
+
+def test_nccl_busbw_of_one_collective_and_flat_rows():
+    two = facts(tables=[{"test": "all_reduce", "rows": [row(1 << 30, 400.0)]},
+                        {"test": "sendrecv", "rows": [row(1 << 30, 20.0)]}])
+    assert not nccl_checks(two, min_busbw=[{"size": "1G", "floor": 100}])["nccl_busbw_1GiB"]["passed"]
+    assert nccl_checks(two, min_busbw=[{"size": "1G", "floor": 100}], test="all_reduce")["nccl_busbw_1GiB"]["passed"]
+    flat = facts(tables=[{"rows": [{"size": 1 << 30, "busbw": 3.0}]}])
+    assert nccl_checks(flat, min_busbw=[{"size": "1G", "floor": 2}])["nccl_busbw_1GiB"]["passed"]
+
+
+def test_nccl_log_without_results_table():
+    checks = nccl_checks(facts(tables=[], complete=None), network="efa")
+    assert not checks["nccl_complete"]["passed"]
+    assert "no nccl-tests results table" in checks["nccl_complete"]["message"]
+    assert "nccl_complete" not in nccl_checks(facts(tables=[], complete=None), require_complete=False)

@@ -31,7 +31,7 @@ L0_CHECKS = [
 def test_failed_level_fails_the_task_with_every_failed_check(capsys):
     rc, out = run_module(capsys, {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure",
                                   "checks": L0_CHECKS + [{"name": "fsx", "node": "p5-node-1",
-                                                          "evidence_missing": True, "message": "probe exited 1"}]})
+                                                          "evidence_missing": True, "fail_msg": "probe exited 1"}]})
     assert rc == 1
     assert out["failed"] is True and out["changed"] is False
     assert out["msg"].splitlines() == [
@@ -55,7 +55,7 @@ def test_report_only_returns_the_verdict_without_failing(capsys):
 
 def test_pass_in_check_mode_with_nccl(capsys):
     facts = {"network": "efa", "nranks": 2, "nnodes": 2, "complete": True, "wrong_total": 0, "signatures": [],
-             "tables": [{"rows": [{"size": 1 << 30, "busbw": 2.6}]}]}
+             "tables": [{"test": "all_reduce", "rows": [{"size": 1 << 30, "out_of_place": {"busbw": 2.6}}]}]}
     rc, out = run_module(capsys, {
         "id": "l3_5_efa", "level": "L3.5", "name": "EFA Validation", "order": "3.5", "duration_s": "95",
         "_ansible_check_mode": True,
