@@ -248,10 +248,13 @@ def terminated(phase: str, exit_code: int, reason: str) -> str:
 
 
 def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
-    """Pods of a Job (Job pods and MPIJob launchers) that are Running, for one level (key 'level[/launcher]')."""
+    """Pods of a Job (Job pods and MPIJob launchers) that are Running, for one level (key 'level[/launcher]').
+
+    A pod belongs to a Job when the Job controller labelled it (batch.kubernetes.io/job-name); an owner
+    reference of kind Job is not enough, because the collection's anchor Job owns every object of a run."""
     exprs = [{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
              {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-             {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]}]
+             {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]
     labels = dict(MANAGED)
     if key:
         level, _, role = key.partition("/")
@@ -392,7 +395,7 @@ def up(scenario: str) -> None:
     log("applying kwok's default stages and the MPIJob CRD")
     kwok_dir = module_dir("sigs.k8s.io/kwok", v["SIM_KWOK_VERSION"])
     for rel in ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-                "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"):
+                "pod/fast/pod-ready.yaml", "pod/fast/pod-delete.yaml"):
         for obj in load_yaml_docs(kwok_dir / "kustomize" / "stage" / rel):
             apply(dyn, obj)
     mpi_dir = module_dir("github.com/kubeflow/mpi-operator", v["SIM_MPI_OPERATOR_VERSION"])
@@ -419,6 +422,13 @@ def up(scenario: str) -> None:
     log("adding the GPU Operator, the EFA device plugin and FSx storage")
     for obj in load_yaml_docs(SIM / "cluster" / "addons.yaml"):
         apply(dyn, obj)
+    # kwok's pod-complete stage finishes every pod with an owner reference of kind Job; this one keys on
+    # the Job controller's label instead, for pods the collection does not manage (weight 0, as kwok's).
+    apply(dyn, stage("sim-pod-complete", {"matchExpressions": [
+        {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+        {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+        {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]},
+        terminated("Succeeded", 0, "Completed"), weight=0, scenario=False))
     apply_scenario(scenario, dyn, core)
     ensure_processes(bins)
 
@@ -520,8 +530,9 @@ def write_fakebin() -> None:
     script = fakebin / "python3"
     script.write_text(f'#!/bin/sh\nexec {real} {SIM / "replay.py"} "$@"\n')
     script.chmod(0o755)
-    (fakebin / "python").unlink(missing_ok=True)
-    (fakebin / "python").symlink_to(script)
+    for alias in ("python", "torchrun"):
+        (fakebin / alias).unlink(missing_ok=True)
+        (fakebin / alias).symlink_to(script)
 
 
 def cri_log(source: Path, dest: Path) -> None:

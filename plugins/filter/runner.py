@@ -54,6 +54,10 @@ def dns_label(text, max_len=63):
     return k8s.dns_label(text, int(max_len))
 
 
+def label_value(text, max_len=63):
+    return k8s.label_value(text, int(max_len))
+
+
 def with_target_nodes(states, targets):
     """Add `target_node` (the node name as the inventory/targets give it) to pod states."""
     by_label = {k8s.dns_label(t.get("node", "")): t.get("node", "") for t in _plain(targets or [])}
@@ -81,6 +85,7 @@ class FilterModule:
             "mpijob_state": mpijob_state,
             "probe_output": probe_output,
             "dns_label": dns_label,
+            "label_value": label_value,
             "validation_plan": validation_plan,
             "with_target_nodes": with_target_nodes,
         }

@@ -386,3 +386,33 @@ def _int(value, default=None):
         return int(str(value).strip())
     except (TypeError, ValueError):
         return default
+
+
+def nccl_item(result, name, expect):
+    """A registered nccl_log_info result (possibly from a loop) as a level_assert `nccl` item."""
+    result = result or {}
+    item = result.get("item")
+    node = item.get("key", "") if isinstance(item, dict) else ""
+    facts = None if (result.get("failed") or result.get("skipped")) else result
+    return {"name": name, "node": node, "facts": facts, "expect": dict(expect or {})}
+
+
+def nccl_mpijob(nodes, name, image, floors, network, tolerance):
+    """The nccl-tests MPIJob for these nodes and what its result must show, from their instance profile."""
+    nodes = list(nodes or [])
+    first = nodes[0] if nodes else {}
+    itype = first.get("instance_type", "")
+    prof = _profile(itype) or {}
+    gpus = int(first.get("gpus") or prof.get("gpu_count") or 1)
+    efa = int(first.get("efa") or 0)
+    rdma = bool(prof.get("fi_efa_use_device_rdma") or prof.get("rdma_capable"))
+    max_bytes = "16G" if rdma and (prof.get("max_message_bytes") or 0) >= (16 << 30) else "1G"
+    floor = prof.get("busbw_floor") or {}
+    if not floors and floor.get("floor_gbps"):
+        floors = [{"size": floor.get("size_bytes") or floor.get("size"), "floor": floor["floor_gbps"]}]
+    mpijob = {"name": name + "-nccl", "workers": len(nodes), "gpus_per_worker": gpus, "efa_per_worker": efa,
+              "node_selector": {"node.kubernetes.io/instance-type": itype} if itype else {},
+              "image": image, "rdma": rdma, "min_bytes": "8", "max_bytes": max_bytes}
+    expect = {"network": list(network or (["efa"] if efa > 0 else [])), "nranks": len(nodes) * gpus,
+              "min_busbw": list(floors or []), "tolerance": float(tolerance or 0.0), "require_complete": True}
+    return {"mpijob": mpijob, "expect": expect, "instance_type": itype}

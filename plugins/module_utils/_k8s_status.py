@@ -228,19 +228,21 @@ def probe_output(stdout, rc=None, stderr=""):
                 data = parsed
         break
     tail = "\n".join(lines[-15:])
+    full = "\n".join(lines)
     err_tail = "\n".join((stderr or "").splitlines()[-15:])
     if data is None:
         error = "the probe printed no JSON result (exit code %s)" % rc
         if err_tail:
             error += ": " + err_tail.splitlines()[-1]
         return {"status": "no_output", "rc": rc, "data": None, "error": error,
-                "stdout_tail": tail, "stderr_tail": err_tail}
+                "stdout_tail": tail, "stderr_tail": err_tail, "stdout": full}
     if rc not in (0, None) or data.get("crashed"):
         last = ((data.get("error") or "").strip().splitlines() or [""])[-1]
         error = "the probe crashed (exit code %s): %s" % (rc, last)
         return {"status": "crashed", "rc": rc, "data": data, "error": error, "stdout_tail": tail,
-                "stderr_tail": err_tail}
-    return {"status": "ok", "rc": rc, "data": data, "error": None, "stdout_tail": tail, "stderr_tail": err_tail}
+                "stderr_tail": err_tail, "stdout": full}
+    return {"status": "ok", "rc": rc, "data": data, "error": None, "stdout_tail": tail, "stderr_tail": err_tail,
+            "stdout": full}
 
 
 def dns_label(text, max_len=63):
@@ -248,3 +250,9 @@ def dns_label(text, max_len=63):
     label = re.sub(r"[^a-z0-9-]+", "-", str(text).lower()).strip("-")
     label = re.sub(r"-{2,}", "-", label)
     return label[:max_len].rstrip("-") or "x"
+
+
+def label_value(text, max_len=63):
+    """A valid label value from any text (level ids such as l5_training_step/libero-pi0)."""
+    value = re.sub(r"[^A-Za-z0-9_.-]+", ".", str(text))[:max_len]
+    return value.strip("._-") or "x"

@@ -56,9 +56,11 @@ COLLECTIVES = (
 # Block-level skip expression (the hot path).
 #
 # It matches a newline whose following line must be looked at: any line that is not an
-# "NCCL INFO" line, or an INFO line whose message starts with one of _INFO_WORDS.
-# Greedy "[^\n]*" then backtracking to "NCCL INFO " is measurably faster in CPython's re than
-# a lazy scan.
+# "NCCL INFO" line, or an INFO line whose (last) message starts with one of _INFO_WORDS.
+# Greedy "[^\n]*" then backtracking to "NCCL INFO " is the fastest form measured with CPython's
+# re (lazy scans, possessive "unrolled" loops and run-consuming forms were slower or equal).
+# Counting-based shortcuts (newlines minus "NCCL INFO" per range) were rejected: a line where two
+# writers' output merged holds two INFO markers and can hide a real line from the count.
 _INFO_WORDS = (
     rb"NCCL version|Using network|NET/OFI Selected|NET/IB|"
     rb"NET/Plugin ?: ?(?:Loaded|dlerror|Could not find|No plugin)|"
@@ -345,6 +347,7 @@ class NcclLogParser(object):
         self._rank_indexes = set()
         self._rank_hosts = set()
         self._hosts = set()
+        self._prefix_hosts = {}
         self._np = None
         self._gpus_per_proc = None
         self._strong_attempt = False
@@ -393,6 +396,7 @@ class NcclLogParser(object):
         mark = begin            # a newline position whose following line has number mark_no
         mark_no = self._base
         count = buf.count
+        find = buf.find
         while True:
             want = self._want_channels
             rx = _STOP_RX_CHANNELS if want else _STOP_RX
@@ -400,7 +404,7 @@ class NcclLogParser(object):
                 start = match.start()
                 mark_no += count(b"\n", mark + 1, start + 1)
                 mark = start
-                stop = buf.find(b"\n", start + 1)
+                stop = find(b"\n", start + 1)
                 self._line(buf[start + 1:stop], mark_no)
                 pos = stop
                 if self._want_channels is not want:
@@ -427,10 +431,14 @@ class NcclLogParser(object):
         text = raw.decode("utf-8", "replace")
         if "\r" in text:
             text = text.rstrip("\r").replace("\r", " ")     # CRLF logs, progress bars
-        at = text.rfind("NCCL INFO ")
+        at = text.find("NCCL INFO ")
         if at >= 0:
             self._info(text, text[at + 10:], line_no)
-            return
+            while True:                     # two writers merged into one line
+                at = text.find("NCCL INFO ", at + 10)
+                if at < 0:
+                    return
+                self._info(text, text[at + 10:], line_no)
         if "NCCL WARN" in text:
             self._host(text)
             if "NET/OFI" in text:
@@ -464,10 +472,23 @@ class NcclLogParser(object):
             if match:
                 self._hosts.add(match.group(1))
 
+    def _info_host(self, text, msg):
+        """Host of an INFO line; the 'host:pid:tid [dev] ' prefix repeats, so it is cached."""
+        prefix = text[:len(text) - len(msg)]
+        host = self._prefix_hosts.get(prefix)
+        if host is None:
+            match = _HOST_RX.search(prefix)
+            host = match.group(1) if match else ""
+            if len(self._prefix_hosts) >= MAX_STREAMS:
+                self._prefix_hosts.clear()
+            self._prefix_hosts[prefix] = host
+        if host and len(self._hosts) < MAX_HOSTS:
+            self._hosts.add(host)
+
     def _info(self, text, msg, line_no):
         """An NCCL INFO line the block scan stopped at; msg is the text after 'NCCL INFO '."""
         if msg.startswith("comm 0x") or msg.startswith("ncclCommInit"):
-            self._host(text)
+            self._info_host(text, msg)
             match = _NRANKS_RX.search(msg)
             if match:
                 value = int(match.group(1))
@@ -508,7 +529,7 @@ class NcclLogParser(object):
             elif "dlerror" in msg or "Could not find" in msg or "No plugin found" in msg:
                 self._weak_attempt = True
         elif msg.startswith("NCCL version"):
-            self._host(text)
+            self._info_host(text, msg)
             if self._version is None:
                 match = _VERSION_RX.search(msg)
                 if match:

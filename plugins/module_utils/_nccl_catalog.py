@@ -40,6 +40,7 @@ CATALOG = (
             r"Segmentation fault",
             r"SIGSEGV",
             r"signal 11 \(",
+            r"died from signal 11\b",
         ),
         "triggers": ("ignal 11", "Segmentation", "SIGSEGV"),
     },
@@ -58,6 +59,7 @@ CATALOG = (
             r"Caught signal 6\b",
             r"Signal: Aborted",
             r"==== backtrace \(tid:",
+            r"died from signal 6\b",
         ),
         "triggers": ("Abort", "terminate called", "SIGABRT", "ignal 6", "==== backtrace"),
     },
@@ -152,7 +154,7 @@ CATALOG = (
     },
     {
         "id": "mpi_abnormal_exit",
-        "meaning": "The MPI launcher (or srun) reports that a rank exited with a non-zero status or was killed.",
+        "meaning": "The launcher (mpirun, srun, Cray PALS) reports that a rank exited with a non-zero status or was killed.",
         "hint": (
             "The failing rank's own output above has the cause; on Kubernetes MPIJobs also check that the "
             "launcher did not start before all workers were ready."
@@ -164,9 +166,10 @@ CATALOG = (
             r"has exited due to process rank",
             r"ORTE has lost communication",
             r"srun: error: .*[Ee]xited with exit code",
+            r"rank \d+ died from signal \d+",
         ),
         "triggers": ("detected that", "noticed that", "terminated normally", "MPI_ABORT", "exited due to",
-                     "lost communication", "xited with exit code"),
+                     "lost communication", "xited with exit code", "died from signal"),
     },
     {
         "id": "ofi_init_failed",

@@ -1,12 +1,11 @@
 """Every probe on a real GPU machine (pytest -m gpu tests/gpu). Skipped without a CUDA GPU."""
 import os
 import re
-import shutil
 import sys
 
 import pytest
 
-from conftest import FAKE_SIMS, run_probe
+from gpu_helpers import FAKE_SIMS, run_probe
 
 pytestmark = pytest.mark.gpu
 

@@ -18,6 +18,11 @@ import pytest
 import simkit
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """test_lifecycle.py restarts the cluster (when enabled): run it after everything else."""
+    items.sort(key=lambda item: item.path.name == "test_lifecycle.py")
+
+
 @pytest.fixture(scope="session")
 def api_client():
     if not simkit.KUBECONFIG.exists():

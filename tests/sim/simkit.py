@@ -179,3 +179,24 @@ def exec_sh(core, namespace: str, pod: str, script: str, timeout: float = 20) ->
     if not found:
         raise AssertionError(f"no __rc= marker in exec output: {out!r}")
     return _RC.sub("", out).rstrip("\n"), int(found[-1])
+
+
+def watch_pod_until(core, namespace: str, name: str, predicate, timeout: float, what: str = ""):
+    """Follow a pod's updates with a watch (no update is missed, unlike polling) until predicate(pod) is
+    truthy; return that value. The pod may not exist yet. Fails after `timeout` seconds."""
+    from kubernetes import watch
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        w = watch.Watch()
+        left = max(1, int(deadline - time.monotonic()))
+        for event in w.stream(core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
+                              timeout_seconds=left, _request_timeout=left + 5):
+            pod = event["object"]
+            seen.append(pod.status.phase)
+            value = predicate(pod)
+            if value:
+                w.stop()
+                return value
+    raise WaitTimeout(f"timed out after {timeout:.0f}s watching pod {namespace}/{name} for {what}; "
+                      f"phases seen: {seen}")

@@ -526,7 +526,8 @@ def stage_fsdp(torch, p, device, world, rank):
         nn = torch.nn
         if p["model_path"]:
             import transformers
-            model = transformers.AutoModelForCausalLM.from_pretrained(p["model_path"], local_files_only=True)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                p["model_path"], local_files_only=True, trust_remote_code=False)
             model = model.to(device=device, dtype=dtype)
             layers = list(getattr(getattr(model, "model", None), "layers", None) or [])
             vocab = int(model.config.vocab_size)

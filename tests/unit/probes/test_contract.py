@@ -1,6 +1,5 @@
 """The probe contract (docs/probes.md "Common rules"), checked on every probe by running it."""
 import ast
-import io
 import json
 import os
 import re
@@ -9,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PROBES, load_probe, run_probe
+from probe_helpers import PROBES, load_probe, run_probe
 
 # Parameters that make each probe finish fast on a machine without GPUs (and still on one with them).
 FAST = {

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import has_module, load_probe, run_probe
+from probe_helpers import has_module, load_probe, run_probe
 
 model = load_probe("model")
 ATTRS = ["use_proprio", "num_action_chunks"]

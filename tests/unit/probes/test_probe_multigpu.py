@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import NCCL_FIXTURES, has_module, load_probe, run_probe
+from probe_helpers import NCCL_FIXTURES, has_module, load_probe, run_probe
 
 mg = load_probe("multigpu")
 GIB = 1 << 30
@@ -202,3 +202,35 @@ def test_explicit_nvls_setting_is_kept_and_nccl_debug_param_applies():
     j = run.json
     assert j["env"]["NCCL_DEBUG"] == "INFO"
     assert j["env_defaulted"] == ["NVSHMEM_DISABLE_NVLS"]
+
+
+def _collection_nccl_parser():
+    try:
+        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+    except ImportError:
+        pytest.skip("plugins/module_utils/_nccl.py not importable here")
+    return _nccl
+
+
+def test_the_collections_nccl_parser_reads_rank_0_stdout():
+    """Round trip: what rank 0 prints (table, then the JSON line) is read by nccl_log_info's parser."""
+    _nccl = _collection_nccl_parser()
+    sizes = mg.sweep_sizes(8, 4 * GIB, 2)
+    rows = _rows(2, sizes)
+    ranks = [{"rank": i, "pid": 100 + i, "host": "gpu-node", "device_index": i, "pci_bus_id": 6 + i,
+              "device": "NVIDIA H200"} for i in range(2)]
+    lines = ["gpu-node:100:100 [0] NCCL INFO NCCL version 2.28.9+cuda13.0"]
+    lines += mg.header_lines(8, 4 * GIB, 2, 5, 20, True, ranks) + mg.table_header_lines()
+    lines += [mg.format_row(r["size"], r["count"], "float",
+                            [(r["time_us"], r["algbw"], r["busbw"], r["wrong"]),
+                             (r["time_us_ip"], r["algbw_ip"], r["busbw_ip"], r["wrong_ip"])]) for r in rows]
+    s = mg.summarize(rows, 2)
+    lines += mg.footer_lines(s["out_of_bounds"], s["avg_busbw"]) + ["", '{"probe": "multigpu", "schema": 1}']
+    result = _nccl.parse_text("\n".join(lines) + "\n")
+    table = result["tables"][-1]
+    assert table["test"] == "all_reduce_perf" and table["complete"] is True
+    assert [r["size"] for r in table["rows"]] == sizes
+    assert result["nranks"] == 2 and result["wrong_total"] == 0
+    assert _nccl.busbw_at_size(result, GIB) == round(s["busbw_1gib"], 2)
+    assert result["busbw_at_largest_size"] == round(s["busbw_largest"], 2)
+    assert table["avg_busbw"] == pytest.approx(s["avg_busbw"], rel=1e-5)

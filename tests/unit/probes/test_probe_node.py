@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import SHARED_RECORDED, load_probe, run_probe
+from probe_helpers import SHARED_RECORDED, load_probe, run_probe
 
 node = load_probe("node")
 

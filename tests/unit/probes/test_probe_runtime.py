@@ -1,10 +1,8 @@
 """L1 probe_runtime: version decoding and isolated imports (real child pythons)."""
-import os
-import sys
 
 import pytest
 
-from conftest import has_module, load_probe, run_probe
+from probe_helpers import has_module, load_probe, run_probe
 
 rt = load_probe("runtime")
 

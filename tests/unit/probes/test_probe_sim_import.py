@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import FAKE_SIMS, SHARED_RECORDED, load_probe, run_probe
+from probe_helpers import FAKE_SIMS, SHARED_RECORDED, load_probe, run_probe
 
 si = load_probe("sim_import")
 PROMPT = "Do you want to specify a custom path for the dataset folder? (Y/N): "

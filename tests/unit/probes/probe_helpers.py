@@ -1,4 +1,4 @@
-"""Helpers for the CPU unit tests of the probes (roles/*/files/probe_*.py).
+"""Helpers (not a conftest: module names must stay unique across test folders) for the CPU unit tests of the probes (roles/*/files/probe_*.py).
 
 The probes are standalone scripts: tests load them as modules by path (for their pure functions) and
 run them as real subprocesses (for the JSON contract). Nothing here needs torch or a GPU.
@@ -9,8 +9,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 PROBES = {
     "node": os.path.join(ROOT, "roles", "l0_infrastructure", "files", "probe_node.py"),
@@ -20,8 +18,18 @@ PROBES = {
     "sim_import": os.path.join(ROOT, "roles", "l4_rollout", "files", "probe_sim_import.py"),
 }
 FAKE_SIMS = os.path.join(ROOT, "tests", "gpu", "fake_sims")
-SHARED_RECORDED = os.path.join(ROOT, "..", "shared", "fixtures", "recorded")
-NCCL_FIXTURES = os.path.join(ROOT, "..", "shared", "fixtures", "nccl")
+
+
+def _fixture_dir(name):
+    """tests/unit/fixtures/<name> (in the repo), else the shared/ copy beside the checkout."""
+    for base in (os.path.join(ROOT, "tests", "unit", "fixtures"), os.path.join(ROOT, "..", "shared", "fixtures")):
+        if os.path.isdir(os.path.join(base, name)):
+            return os.path.join(base, name)
+    return os.path.join(ROOT, "tests", "unit", "fixtures", name)
+
+
+SHARED_RECORDED = _fixture_dir("recorded")
+NCCL_FIXTURES = _fixture_dir("nccl")
 
 
 def load_probe(name):
@@ -65,8 +73,3 @@ def has_module(name):
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
-
-
-@pytest.fixture
-def probe_mod():
-    return load_probe
