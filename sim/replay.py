@@ -7,6 +7,7 @@ for the pod's node and the active scenario, prints it and exits with the recorde
 Lookup: probes/<probe>/<variant>/<node>.out, then <instance-type>.out, then default.out, where the
 variant comes from sim/scenarios.yaml (`replay:`) and is `healthy` otherwise.
 """
+import json
 import os
 import sys
 from pathlib import Path
@@ -28,6 +29,28 @@ def variant_for(probe: str, node: str, scenario: str) -> str:
     return per_node.get(node) or per_node.get("*") or "healthy"
 
 
+def adapt(text, probe, params, node):
+    """What the probe would print for this pod: its node name, and (L1) only the imports it was asked for."""
+    lines = text.rstrip("\n").split("\n")
+    try:
+        data = json.loads(lines[-1])
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    if node and "node" in data:
+        data["node"] = node
+    if probe == "probe_runtime" and isinstance(params.get("imports"), list):
+        recorded = data.get("imports") or {}
+        missing = {"ok": False, "version": None, "error_type": "ReplayError", "timed_out": False, "file": None,
+                   "import_s": 0.0, "error": "not in the recording this replay comes from (it has: %s)"
+                   % ", ".join(sorted(recorded))}
+        data["imports"] = {name: recorded.get(name, missing) for name in params["imports"]}
+        data["imports_ok"] = all(v.get("ok") for v in data["imports"].values())
+    lines[-1] = json.dumps(data)
+    return "\n".join(lines) + "\n"
+
+
 def main(argv):
     script = next((a for a in argv if a.endswith(".py")), "")
     probe = Path(script).stem
@@ -43,7 +66,12 @@ def main(argv):
         for name in (node, itype, "default"):
             out = base / variant / f"{name}.out"
             if name and out.exists():
-                sys.stdout.write(out.read_text())
+                index = argv.index(script)
+                try:
+                    params = json.loads(argv[index + 1]) if len(argv) > index + 1 else {}
+                except ValueError:
+                    params = {}
+                sys.stdout.write(adapt(out.read_text(), probe, params if isinstance(params, dict) else {}, node))
                 sys.stdout.flush()
                 rc_file = out.with_suffix(".rc")
                 return int(rc_file.read_text().strip()) if rc_file.exists() else 0

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -152,8 +152,9 @@ def _run_text(run, rng):
                       time_us, algbw, busbw * 0.999, 0))
         if rng.random() < 0.3:    # INFO lines from other ranks inside the table
             rank = rng.randrange(1, RANKS)
-            out.append(info(rank, "Channel %02d/1 : %d[%d] -> %d[%d] via P2P/CUMEM/read"
-                              % (rng.randrange(32), rank, rank % GPUS, rank, rank % GPUS)))
+            msg = "Channel %02d/1 : %d[%d] -> %d[%d] via P2P/CUMEM/read" % (
+                rng.randrange(32), rank, rank % GPUS, rank, rank % GPUS)
+            out.append(info(rank, msg))
         size *= 2
     out.append(tag(0) + "# Out of bounds values : 0 OK\n")
     out.append(tag(0) + "# Avg bus bandwidth    : %.4f \n" % (100.0 + run % 7))
@@ -236,7 +237,7 @@ def measure(path, repeat):
     env = dict(os.environ, LC_ALL="C")
     _warm(path)
     last = None
-    for _ in range(repeat):
+    for _attempt in range(repeat):
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path],
                               check=True, stdout=subprocess.PIPE, universal_newlines=True)
         last = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -42,6 +42,7 @@ MAX_LINE_CHARS = 400            # characters of a line kept in a signature entry
 MAX_SIGNATURES_PER_ID = 20      # signature entries kept per id (all are counted)
 MAX_TABLES = 256                # most recent tables kept (older ones are counted in tables_omitted)
 MAX_ROWS_PER_TABLE = 4096       # rows kept per table (more are counted in rows_omitted)
+MAX_ROWS_TOTAL = 8192           # rows kept over all tables; the oldest tables are dropped beyond
 MAX_HOSTS = 1024                # distinct host names kept
 MAX_STREAMS = 4096              # distinct output streams (rank labels) tracked
 MAX_RANK_INDEXES = 1 << 16      # distinct rank indexes remembered from rank lists
@@ -56,7 +57,8 @@ COLLECTIVES = (
 # Block-level skip expression (the hot path).
 #
 # It matches a newline whose following line must be looked at: any line that is not an
-# "NCCL INFO" line, or an INFO line whose (last) message starts with one of _INFO_WORDS.
+# "NCCL INFO" line, or an INFO line whose message starts with one of _INFO_WORDS. (A line where
+# two writers' output merged is skipped when any of its INFO messages is one we do not need.)
 # Greedy "[^\n]*" then backtracking to "NCCL INFO " is the fastest form measured with CPython's
 # re (lazy scans, possessive "unrolled" loops and run-consuming forms were slower or equal).
 # Counting-based shortcuts (newlines minus "NCCL INFO" per range) were rejected: a line where two
@@ -79,11 +81,11 @@ _STOP_RX_CHANNELS = re.compile(
 _VERSION_RX = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _LIBRARY_CODE_RX = re.compile(r"nccl-library=(\d{4,6})\b")
 _TESTS_VERSION_RX = re.compile(r"nccl-tests version (\d+\.\d+\.\d+)")
-_USING_NETWORK_RX = re.compile(r"Using network (.+?)\s*$")
 _PROVIDER_RX = re.compile(r"Selected [Pp]rovider is ([\w.\-]+)")
 _CHANNEL_NET_RX = re.compile(r"via NET/([^/\s][^/]*?)/")
 _NRANKS_RX = re.compile(r"\bn[Rr]anks[ =:]+(\d+)")
 _NNODES_RX = re.compile(r"\bnNodes[ =:]+(\d+)")
+_NETWORK_NAME_RX = re.compile(r"\s*([^:\[\r\n]{0,40})")     # "AWS Libfabric"; stops at merged text
 _LOADED_PLUGIN_RX = re.compile(r"Loaded net plugin (\S+)")
 _NCCL_NET_ENV_RX = re.compile(r"NCCL_NET set by environment to (\S+)")
 _HOST_RX = re.compile(r"(?<![\w.\-])([A-Za-z0-9][\w.\-]*):\d+:\d+ \[\d+\] ")
@@ -118,7 +120,7 @@ def _gate(triggers):
     return tuple(kept)
 
 
-_GATE = _gate(t for _, triggers, _ in _SIGNATURES for t in triggers)
+_GATE = _gate(trigger for entry in _SIGNATURES for trigger in entry[1])
 # NCCL prints failures as WARN lines; an INFO line can only carry one when two writers merged
 # their output into it, or in the few plugin messages below.
 _INFO_GATE = ("WARN", "nitialization failed", "plugin failed", "Got async", "Got completion",
@@ -328,6 +330,7 @@ class NcclLogParser(object):
         # tables
         self._tables = []
         self._tables_omitted = 0
+        self._kept_rows = 0
         self._omitted_wrong = None
         self._streams = {}
         self._open = 0               # number of streams with an open table
@@ -433,12 +436,14 @@ class NcclLogParser(object):
             text = text.rstrip("\r").replace("\r", " ")     # CRLF logs, progress bars
         at = text.find("NCCL INFO ")
         if at >= 0:
-            self._info(text, text[at + 10:], line_no)
-            while True:                     # two writers merged into one line
-                at = text.find("NCCL INFO ", at + 10)
-                if at < 0:
-                    return
+            while at >= 0:                  # more than once: two writers merged into one line
                 self._info(text, text[at + 10:], line_no)
+                at = text.find("NCCL INFO ", at + 10)
+            for trigger in _INFO_GATE:
+                if trigger in text:
+                    self._check_signatures(text, line_no)
+                    break
+            return
         if "NCCL WARN" in text:
             self._host(text)
             if "NET/OFI" in text:
@@ -501,7 +506,7 @@ class NcclLogParser(object):
                     if self._info_nnodes is None or value > self._info_nnodes:
                         self._info_nnodes = value
         elif msg.startswith("Using network"):
-            name = msg[13:].strip()
+            name = _NETWORK_NAME_RX.match(msg, 13).group(1).strip()
             self._using_network = name
             self._want_channels = False
             if name == "Socket":
@@ -548,10 +553,6 @@ class NcclLogParser(object):
             if match:
                 self._channel_net = match.group(1).strip()
                 self._want_channels = False
-        for trigger in _INFO_GATE:
-            if trigger in text:
-                self._check_signatures(text, line_no)
-                break
 
     def _facts(self, text):
         if "Rank" in text:
@@ -682,12 +683,24 @@ class NcclLogParser(object):
         self._open += 1
         self._tables.append(table)
         if len(self._tables) > MAX_TABLES:
-            dropped = self._tables.pop(0)
-            self._tables_omitted += 1
-            wrong = _table_wrong(dropped)
-            if wrong is not None:
-                self._omitted_wrong = (self._omitted_wrong or 0) + wrong
+            self._drop_oldest_table()
         return True
+
+    def _drop_oldest_table(self):
+        """Forget the oldest table (bounded memory); its #wrong still counts in wrong_total."""
+        dropped = self._tables.pop(0)
+        self._tables_omitted += 1
+        self._kept_rows -= len(dropped["rows"])
+        wrong = _table_wrong(dropped)
+        if wrong is not None:
+            self._omitted_wrong = (self._omitted_wrong or 0) + wrong
+        for stream in self._streams.values():
+            if stream.table is dropped:
+                stream.table = None
+                stream.header = None
+                if not stream.closed:
+                    stream.closed = True
+                    self._open -= 1
 
     def _units(self, text):
         """The '(B) (elements) (us) (GB/s)' line below a header: time unit of the table."""
@@ -735,6 +748,9 @@ class NcclLogParser(object):
             self._signature("wrong_results", line_no, text)
         if len(table["rows"]) < MAX_ROWS_PER_TABLE:
             table["rows"].append(row)
+            self._kept_rows += 1
+            while self._kept_rows > MAX_ROWS_TOTAL and self._tables[0] is not table:
+                self._drop_oldest_table()
         else:
             table["rows_omitted"] += 1
         return True

@@ -14,10 +14,10 @@ description:
   - Reads an NCCL log on the host where the module runs (O(path)) or given inline (O(content)) and returns
     every nccl-tests results table, facts from C(NCCL_DEBUG=INFO) lines (NCCL version, network, ranks, nodes,
     hosts) and failure signatures with a remediation hint each.
-  - Understands tables of every nccl-tests collective and header generation (NCCL 1 C(bytes N type op),
+  - "Understands tables of every nccl-tests collective and header generation (NCCL 1 C(bytes N type op),
     old C(redop)/C(error) columns, current C(redop root ... #wrong)), C(N/A) values, several tables per log,
     tables interleaved by several processes, missing footers, Open MPI C([1,0]<stdout>:) and srun C(13: )
-    prefixes, timestamps, indentation and unrelated output around the tables.
+    prefixes, timestamps, indentation and unrelated output around the tables."
   - The log is read line by line in blocks, so memory use does not depend on its size; bytes that are not
     UTF-8 are replaced. The raw log is never returned.
   - Bandwidths are in GB/s (10^9 bytes per second), as nccl-tests prints them.
@@ -34,6 +34,7 @@ options:
   content:
     description:
       - The log text itself, for example the registered C(stdout) of the command that ran nccl-tests.
+      - Ansible echoes module arguments in the task result (C(invocation)), so prefer O(path) for big logs.
       - Mutually exclusive with O(path); one of them is required.
     type: str
 attributes:
@@ -78,7 +79,7 @@ EXAMPLES = r"""
 RETURN = r"""
 tables:
   description:
-    - One entry per nccl-tests results table, in log order (at most the last 256).
+    - One entry per nccl-tests results table, in log order (at most the last 256 tables and 8192 rows).
   returned: always
   type: list
   elements: dict
@@ -192,7 +193,7 @@ tables:
       returned: always
       sample: 0
 tables_omitted:
-  description: Older tables dropped because the log held more than 256.
+  description: Older tables dropped to bound memory (more than 256 tables, or more than 8192 rows in all).
   returned: always
   type: int
   sample: 0

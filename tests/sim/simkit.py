@@ -181,18 +181,22 @@ def exec_sh(core, namespace: str, pod: str, script: str, timeout: float = 20) ->
     return _RC.sub("", out).rstrip("\n"), int(found[-1])
 
 
-def watch_pod_until(core, namespace: str, name: str, predicate, timeout: float, what: str = ""):
-    """Follow a pod's updates with a watch (no update is missed, unlike polling) until predicate(pod) is
-    truthy; return that value. The pod may not exist yet. Fails after `timeout` seconds."""
+def watch_pod_until(core, namespace: str, name: str, predicate, timeout: float, what: str = "",
+                    resource_version: str | None = None):
+    """Follow a pod's updates with a watch until predicate(pod) is truthy; return that value. Fails after
+    `timeout` seconds. Pass the resourceVersion the create call returned to see every update from the
+    creation on (a transient state is easily missed by polling or by a watch started later)."""
     from kubernetes import watch
     deadline = time.monotonic() + timeout
     seen = []
     while time.monotonic() < deadline:
         w = watch.Watch()
         left = max(1, int(deadline - time.monotonic()))
+        kw = {"resource_version": resource_version} if resource_version else {}
         for event in w.stream(core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
-                              timeout_seconds=left, _request_timeout=left + 5):
+                              timeout_seconds=left, _request_timeout=left + 5, **kw):
             pod = event["object"]
+            resource_version = pod.metadata.resource_version
             seen.append(pod.status.phase)
             value = predicate(pod)
             if value:

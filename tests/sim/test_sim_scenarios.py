@@ -31,6 +31,14 @@ def _cordoned(core) -> set:
     return {n.metadata.name for n in core.list_node().items if n.spec.unschedulable}
 
 
+def _expected_cordoned(core, spec: dict) -> set:
+    cordon = spec.get("cordon") or {}
+    if not cordon:
+        return set()
+    return {n.metadata.name for n in core.list_node().items
+            if all((n.metadata.labels or {}).get(k) == v for k, v in cordon.items())}
+
+
 def test_every_scenario_switches(core, custom, scenario):
     table = simkit.scenario_table()
     assert {"healthy", "image-pull-error", "unschedulable", "train-fails", "nccl-crash"} <= set(table)
@@ -51,7 +59,9 @@ def test_every_scenario_switches(core, custom, scenario):
         assert stages == _expected_scenario_stages(spec), name
         if name in spot:
             assert stages == spot[name], name
-        assert _cordoned(core) == (P5_NODES if name == "unschedulable" else set()), name
+        assert _cordoned(core) == _expected_cordoned(core, spec), name
+        if name == "unschedulable":
+            assert _cordoned(core) == P5_NODES
         if name == "train-fails":
             stage = custom.get_cluster_custom_object("kwok.x-k8s.io", "v1alpha1", "stages",
                                                      "sim-outcome-l5-training-step")
@@ -75,17 +85,20 @@ def _backoff(pod):
 
 def test_image_pull_error(core, namespace, scenario):
     scenario("image-pull-error")
-    core.create_namespaced_pod(namespace, simkit.pod_body("managed", labels=simkit.MANAGED))
+    created = core.create_namespaced_pod(namespace, simkit.pod_body("managed", labels=simkit.MANAGED))
+    rv = created.metadata.resource_version
     # A pod the collection did not create is not affected.
     core.create_namespaced_pod(namespace, simkit.pod_body("other"))
 
-    pod, waiting = simkit.watch_pod_until(core, namespace, "managed", _backoff, 30, "ImagePullBackOff")
+    pod, waiting = simkit.watch_pod_until(core, namespace, "managed", _backoff, 30, "ImagePullBackOff",
+                                          resource_version=rv)
     assert pod.status.phase == "Pending" and pod.spec.node_name == "system-node-0"
     assert simkit.IMAGE in waiting.message and "Back-off pulling image" in waiting.message
     events = simkit.wait_until(
         lambda: [e for e in simkit.events_for(core, namespace, "managed") if e.type == "Warning"], 20,
         "a Warning event for the managed pod")
-    assert any(e.reason == "Failed" and "pull" in e.message for e in events), [(e.reason, e.message) for e in events]
+    assert any(e.reason == "Failed" and "pull" in e.message for e in events), [(e.reason, e.message)
+                                                                               for e in events]
     simkit.wait_until(lambda: core.read_namespaced_pod("other", namespace).status.phase == "Running", 20,
                       "the unmanaged pod Running")
 
@@ -95,8 +108,9 @@ def test_image_pull_error(core, namespace, scenario):
     "matches the Pending pod and makes it Running within a second; see sim/README.md, Known issues"))
 def test_image_pull_error_pod_stays_waiting(core, namespace, scenario):
     scenario("image-pull-error")
-    core.create_namespaced_pod(namespace, simkit.pod_body("managed", labels=simkit.MANAGED))
-    simkit.watch_pod_until(core, namespace, "managed", _backoff, 30, "ImagePullBackOff")
+    created = core.create_namespaced_pod(namespace, simkit.pod_body("managed", labels=simkit.MANAGED))
+    rv = created.metadata.resource_version
+    simkit.watch_pod_until(core, namespace, "managed", _backoff, 30, "ImagePullBackOff", resource_version=rv)
     assert simkit.holds_for(lambda: _backoff(core.read_namespaced_pod("managed", namespace)), 3)
 
 
@@ -114,6 +128,6 @@ def test_unschedulable(core, namespace, scenario):
     assert simkit.holds_for(lambda: not core.read_namespaced_pod("gpu", namespace).spec.node_name, 2)
     # Back to healthy: the nodes are uncordoned and the scheduler places the pod.
     scenario("healthy")
-    pod = simkit.wait_until(lambda: core.read_namespaced_pod("gpu", namespace).spec.node_name, 40,
-                            "the pod to be scheduled after uncordoning")
-    assert pod in P5_NODES
+    node = simkit.wait_until(lambda: core.read_namespaced_pod("gpu", namespace).spec.node_name, 40,
+                             "the pod to be scheduled after uncordoning")
+    assert node in P5_NODES

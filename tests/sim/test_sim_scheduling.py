@@ -18,7 +18,8 @@ def _scheduled(core, ns, name):
 def _unschedulable(core, ns, name, needle):
     pod = core.read_namespaced_pod(name, ns)
     cond = simkit.condition(pod.status.conditions, "PodScheduled")
-    if cond is not None and cond.status == "False" and cond.reason == "Unschedulable" and needle in (cond.message or ""):
+    if (cond is not None and cond.status == "False" and cond.reason == "Unschedulable"
+            and needle in (cond.message or "")):
         return pod
     return None
 

@@ -334,7 +334,8 @@ REPORTED_ENV = ("NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_SOC
                 "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "MASTER_ADDR", "MASTER_PORT",
                 "CUDA_VISIBLE_DEVICES")
 ONE_GIB = 1 << 30
-ONE_RANK_NOTE = "busbw is 0 by definition with one rank (2(n-1)/n = 0): not measurable on one GPU"
+ONE_RANK_NOTE = ("busbw is 0 by definition with one rank (2(n-1)/n = 0) and an in-place all-reduce on one rank "
+                 "moves no data (time = launch overhead, algbw meaningless): not measurable on one GPU")
 
 
 # --- pure helpers (unit-tested without torch) ---------------------------------------------------

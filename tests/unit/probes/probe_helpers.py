@@ -53,15 +53,19 @@ class ProbeRun(object):
         return "ProbeRun(rc=%r, stdout=%r, stderr=%r)" % (self.rc, self.stdout[-2000:], self.stderr[-2000:])
 
 
-def run_probe(name, params=None, env=None, timeout=120, raw_arg=None, python=None):
-    """Run a probe as a subprocess with stdin at /dev/null; params is a dict (or raw_arg a string)."""
+def run_probe(name, params=None, env=None, timeout=120, raw_arg=None, python=None, unset=()):
+    """Run a probe as a subprocess with stdin at /dev/null; params is a dict (or raw_arg a string).
+
+    env adds variables, unset removes inherited ones (NODE_NAME is always removed).
+    """
     cmd = [python or sys.executable, PROBES[name]]
     if raw_arg is not None:
         cmd.append(raw_arg)
     elif params is not None:
         cmd.append(json.dumps(params))
     full_env = dict(os.environ)
-    full_env.pop("NODE_NAME", None)
+    for key in ("NODE_NAME",) + tuple(unset):
+        full_env.pop(key, None)
     full_env.update(env or {})
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        env=full_env, timeout=timeout, universal_newlines=True)

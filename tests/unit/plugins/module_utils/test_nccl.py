@@ -5,11 +5,16 @@
 
 Expected values were read off each log by hand (see tests/unit/fixtures/nccl/SOURCES.md for what
 each file is); where SOURCES.md and the log disagree, the log wins and a comment says so.
+
+The two fixtures that contain carriage returns are stored gzip-compressed (byte-exact inside):
+ansible-test's line-endings sanity test rejects CR bytes in text files, and tests/sanity's ignore
+files stay empty.
 """
 
 from __future__ import annotations
 
 import ast
+import gzip
 import json
 import os
 import re
@@ -157,22 +162,43 @@ EXPECTED_RECORDED = dict(
     tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
     wrong=None, complete=None, network="Socket", version="2.28.9", nranks=2, nnodes=1, sigs={})
 
-ALL_CASES = [(name, NCCL / name, expected) for name, expected in sorted(EXPECTED.items())]
+
+def fixture(name):
+    """Path of a fixture log, stored as NAME or NAME.gz."""
+    path = NCCL / name
+    return path if path.exists() else NCCL / (name + ".gz")
+
+
+def fixture_bytes(path):
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
+
+
+ALL_CASES = [(name, fixture(name), expected) for name, expected in sorted(EXPECTED.items())]
 ALL_CASES.append(("recorded/" + RECORDED_LOG.name, RECORDED_LOG, EXPECTED_RECORDED))
 
 _CACHE = {}
 
 
 def parsed(path):
+    """Parse result of a fixture path (cached); .gz fixtures are parsed from their content."""
+    if not isinstance(path, Path):
+        path = fixture(path)
+    elif not path.exists():
+        path = fixture(path.name)
     key = str(path)
     if key not in _CACHE:
-        _CACHE[key] = _nccl.parse_file(key)
+        if path.suffix == ".gz":
+            _CACHE[key] = _nccl.parse_bytes(fixture_bytes(path))
+        else:
+            _CACHE[key] = _nccl.parse_file(key)
     return _CACHE[key]
 
 
 def test_every_fixture_has_expectations():
-    logs = sorted(p.name for p in NCCL.glob("*.log"))
+    logs = sorted(p.name[:-3] if p.suffix == ".gz" else p.name for p in NCCL.glob("*.log*"))
     assert logs == sorted(EXPECTED), "add the new fixture to EXPECTED"
+    assert not any(b"\r" in fixture_bytes(p) for p in NCCL.glob("*.log")), "store logs with CR bytes gzipped"
     assert (NCCL / "SOURCES.md").is_file()
     assert RECORDED_LOG.is_file() and (FIXTURES / "recorded" / "README.md").is_file()
 
@@ -195,16 +221,16 @@ def test_fixture_values(name, path, expected):
     assert result["nnodes"] == expected["nnodes"]
     assert result["signature_counts"] == expected["sigs"]
     assert result["signature_ids"] == [i for i in _nccl_catalog.SIGNATURE_IDS if i in expected["sigs"]]
-    data = path.read_bytes()
+    data = fixture_bytes(path)
     assert result["lines"] == data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    assert result["bytes"] == path.stat().st_size
+    assert result["bytes"] == len(data)
     json.dumps(result, allow_nan=False)
 
 
 @pytest.mark.parametrize("name,path,expected", ALL_CASES, ids=[case[0] for case in ALL_CASES])
 def test_fixture_signature_entries(name, path, expected):
     result = parsed(path)
-    lines = path.read_bytes().decode("utf-8", "replace").split("\n")
+    lines = fixture_bytes(path).decode("utf-8", "replace").split("\n")
     by_id = {}
     for entry in result["signatures"]:
         assert set(entry) == {"id", "line_no", "line", "hint"}
@@ -467,8 +493,8 @@ def test_rows_after_footer_are_ignored_and_info_lines_inside_table():
 
 
 def test_timestamp_prefixes_give_the_same_table():
-    path = NCCL / "allreduce-h100-a3mega-2node-16rank-ok.log"
-    text = path.read_text()
+    path = fixture("allreduce-h100-a3mega-2node-16rank-ok.log")
+    text = fixture_bytes(path).decode()
     stamped = "".join("2026-11-30T02:15:%02d.123456789Z %s" % (i % 60, line)
                       for i, line in enumerate(text.splitlines(True)))
     assert parse(stamped)["tables"] == parsed(path)["tables"]
@@ -483,6 +509,14 @@ def test_table_and_row_caps(monkeypatch):
     assert all(len(t["rows"]) == 2 and t["rows_omitted"] == 1 for t in result["tables"])
     assert result["wrong_total"] == 10             # 1 out-of-place + 1 in-place per table; omitted ones count
     assert result["signature_counts"] == {"wrong_results": 5}
+
+
+def test_total_row_budget_drops_oldest_tables(monkeypatch):
+    monkeypatch.setattr(_nccl, "MAX_ROWS_TOTAL", 7)
+    one = HEADER + row(8, 0.1) + row(16, 0.2) + row(32, 0.3) + FOOTER
+    result = parse(one * 4 + HEADER + row(8, 9.0) + row(16, 9.5, wrong=2))
+    assert [len(t["rows"]) for t in result["tables"]] == [3, 2] and result["tables_omitted"] == 3
+    assert result["peak_busbw"] == 9.5 and result["wrong_total"] == 4 and result["complete"] is False
 
 
 def test_overlong_line_is_cut_and_parsing_goes_on(monkeypatch):
@@ -504,6 +538,21 @@ def test_undecodable_bytes_are_replaced():
     assert result["signatures"][0]["line"] == "host:1:2 [0] NCCL WARN bad \ufffd\ufffd bytes"
 
 
+def test_merged_info_lines():
+    # two writers' output in one physical line: both messages count, a WARN in it counts once
+    log = ("h1:1:2 [0] NCCL INFO comm 0x1 rank 1 nRanks 2 nNodes 2 localRanks 1h2:3:4 [1] NCCL INFO NCCL version 2.1.1\n"
+           "h1:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1h2:3:4 [1] NCCL WARN NET/IB : oops\n"
+           # a merged line with a message the parser does not need is skipped as a whole
+           "h1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] via P2P/CUMEMh2:3:4 [1] NCCL INFO Using network IB\n")
+    result = parse(log)
+    assert result["nranks"] == 2 and result["nnodes"] == 2 and result["nccl_version"] == "2.1.1"
+    assert result["network"] is None
+    assert result["signature_counts"] == {"nccl_warn": 1}
+    # a merged line cannot stretch a network name
+    assert parse("h1:1:2 [0] NCCL INFO Using network IBh2:3:4 [1] NCCL INFO NCCL version 2.1.1\n")["network"] == "IBh2"
+    assert parse("h1:1:2 [0] NCCL INFO Using network AWS Libfabric\n")["network"] == "Libfabric"
+
+
 def test_last_line_without_newline():
     result = parse("x\n" + "host:1:2 [0] NCCL WARN no newline")
     assert result["lines"] == 2 and result["signatures"][0]["line_no"] == 2
@@ -513,7 +562,7 @@ def test_last_line_without_newline():
                                   "multi-collective-gtx1080-old-format-5-tables.log",
                                   "efa-cm-req-handle-error-unresponsive-receiver-torch.log"])
 def test_chunking_does_not_change_the_result(name):
-    data = (NCCL / name).read_bytes()
+    data = fixture_bytes(fixture(name))
     reference = _nccl.parse_bytes(data)
     for size in (1, 7, 4096):
         parser = _nccl.NcclLogParser()
@@ -613,6 +662,13 @@ def test_command_lines_and_env_dumps_are_not_signatures():
         "Error(s) in loading state_dict: none\n"
     )
     assert parse(log)["signature_ids"] == []
+
+
+def test_catalog_is_documented():
+    doc = (PLUGINS.parent / "docs" / "nccl-parser.md").read_text()
+    for entry in _nccl_catalog.CATALOG:
+        row = "| `%s` | %s | %s |" % (entry["id"], entry["meaning"].replace("|", "\\|"), entry["hint"].replace("|", "\\|"))
+        assert row in doc, entry["id"]
 
 
 # ------------------------------------------------------------------------------ files

@@ -11,6 +11,7 @@ are chunked. Example counts stay modest (200 per test) so that the unit test run
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -23,9 +24,10 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_catalog
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-LOGS = sorted((FIXTURES / "nccl").glob("*.log")) + [
+LOGS = sorted((FIXTURES / "nccl").glob("*.log*")) + [
     FIXTURES / "recorded" / "h200x2" / "torch-allreduce-2xh200-nvlink-nccl-info.log"]
-LINES = [path.read_bytes().split(b"\n") for path in LOGS]
+LINES = [(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).split(b"\n")
+         for path in LOGS]
 
 # NCCL_FUZZ_EXAMPLES=5000 for a longer soak run by hand
 FUZZ = settings(max_examples=int(os.environ.get("NCCL_FUZZ_EXAMPLES", "200")), deadline=None,
@@ -104,7 +106,7 @@ def parse_in_chunks(data, size):
 @st.composite
 def mutated_logs(draw):
     lines = list(LINES[draw(st.integers(0, len(LINES) - 1))])
-    for _ in range(draw(st.integers(0, 6))):
+    for _step in range(draw(st.integers(0, 6))):
         op = draw(st.sampled_from(["drop", "dup", "swap", "bytes", "interleave", "flip"]))
         if not lines:
             break
@@ -170,7 +172,7 @@ VOCABULARY = [
 @st.composite
 def line_soups(draw):
     out = []
-    for _ in range(draw(st.integers(0, 80))):
+    for _line in range(draw(st.integers(0, 80))):
         template = draw(st.sampled_from(VOCABULARY))
         line = template.format(
             n=draw(st.integers(0, 1 << 40)), m=draw(st.integers(0, 1 << 36)),

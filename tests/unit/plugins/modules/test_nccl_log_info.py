@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -51,8 +52,10 @@ def test_path(capsys):
 
 
 def test_content_gives_the_same_result_as_path(capsys):
-    _, by_path = run({"path": str(FALLBACK)}, capsys)
-    _, by_content = run({"content": FALLBACK.read_text()}, capsys)
+    code, by_path = run({"path": str(FALLBACK)}, capsys)
+    assert code == 0
+    code, by_content = run({"content": FALLBACK.read_text()}, capsys)
+    assert code == 0
     for key in TOP_LEVEL_KEYS:
         assert by_content[key] == by_path[key], key
     assert by_content["network"] == "Socket"
@@ -61,7 +64,8 @@ def test_content_gives_the_same_result_as_path(capsys):
 
 
 def test_raw_log_is_not_returned(capsys):
-    _, result = run({"path": str(FALLBACK)}, capsys)
+    code, result = run({"path": str(FALLBACK)}, capsys)
+    assert code == 0
     without_invocation = dict(result)
     without_invocation.pop("invocation", None)
     assert len(json.dumps(without_invocation)) < FALLBACK.stat().st_size / 2
@@ -77,7 +81,7 @@ def test_check_mode(capsys):
     (lambda tmp: str(tmp / "missing.log"), "does not exist"),
     (lambda tmp: (tmp / "empty.log").write_bytes(b"") and None or str(tmp / "empty.log"), "is empty"),
     (lambda tmp: (tmp / "core").write_bytes(b"\x7fELF\x00\x00" * 100) and None or str(tmp / "core"), "binary file"),
-    (lambda tmp: str(tmp), "is a directory"),
+    (str, "is a directory"),
 ])
 def test_unusable_files_fail_with_one_sentence(tmp_path, capsys, setup, message):
     code, result = run({"path": setup(tmp_path)}, capsys)
@@ -97,6 +101,19 @@ def test_bad_arguments(capsys, args, message):
     code, result = run(args, capsys)
     assert code == 1 and result["failed"] is True
     assert message in result["msg"]
+
+
+def test_content_with_crlf_line_endings(capsys):
+    text = gzip.decompress((NCCL / "allreduce-dgxa100-2node-k8s-netop-old-error-column.log.gz").read_bytes()).decode()
+    assert "\r\n" in text
+    code, result = run({"content": text}, capsys)
+    assert code == 0 and result["peak_busbw"] == 188.70 and result["avg_busbw_reported"] == 53.7098
+    assert result["tables"][0]["test"] == "all_reduce_perf" and result["tables"][0]["test_inferred"] is True
+
+
+def test_compressed_file_is_refused_as_binary(capsys):
+    code, result = run({"path": str(NCCL / "ofi-cxi-provider-polaris-a100-2node-torch.log.gz")}, capsys)
+    assert code == 1 and "binary file" in result["msg"]
 
 
 def test_log_without_tables(capsys):

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters that turn each level's evidence into level_assert checks (logic in module_utils/_checks.py)."""
+
+from __future__ import annotations
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
+
+
+def l0_checks(nodes, probes, expect):
+    return _checks.l0_checks(_plain(nodes or []), _plain(probes or {}), _plain(expect or {}))
+
+
+def l1_checks(probes, expect):
+    return [c for node, outcome in sorted(_plain(probes or {}).items())
+            for c in _checks.l1_checks(outcome, node, _plain(expect or {}))]
+
+
+def l2_checks(probes, expect):
+    return [c for node, outcome in sorted(_plain(probes or {}).items())
+            for c in _checks.l2_checks(outcome, node, _plain(expect or {}))]
+
+
+def l3_probe_checks(probes, expect):
+    return [c for node, outcome in sorted(_plain(probes or {}).items())
+            for c in _checks.l3_probe_checks(outcome, node, _plain(expect or {}))]
+
+
+def l4_checks(probes, expect):
+    return [c for node, outcome in sorted(_plain(probes or {}).items())
+            for c in _checks.l4_checks(outcome, node, _plain(expect or {}))]
+
+
+def job_log_checks(result, node, expect):
+    result = _plain(result or {})
+    expect = dict(_plain(expect or {}), log_error=result.get("log_error"))
+    return _checks.log_checks(result.get("log") or "", result.get("state"), node, expect)
+
+
+def eval_checks(result, node, expect):
+    result = _plain(result or {})
+    expect = dict(_plain(expect or {}), log_error=result.get("log_error"))
+    return _checks.l6_checks(result.get("log") or "", result.get("state"), node, expect)
+
+
+def node_expectations(instance_type, overrides=None):
+    return _checks.node_expectations(str(instance_type or ""), _plain(overrides or {}))
+
+
+class FilterModule:
+    """Level check filters."""
+
+    def filters(self):
+        return {
+            "l0_checks": l0_checks,
+            "l1_checks": l1_checks,
+            "l2_checks": l2_checks,
+            "l3_probe_checks": l3_probe_checks,
+            "l4_checks": l4_checks,
+            "job_log_checks": job_log_checks,
+            "eval_checks": eval_checks,
+            "node_expectations": node_expectations,
+        }

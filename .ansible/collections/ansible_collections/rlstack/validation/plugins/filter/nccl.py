@@ -1,0 +1,26 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters for the NCCL levels (L3, Phase 0): the nccl-tests MPIJob and level_assert nccl items."""
+
+from __future__ import annotations
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
+
+
+def nccl_item(result, name="nccl", expect=None):
+    return _checks.nccl_item(_plain(result or {}), str(name), _plain(expect or {}))
+
+
+def nccl_mpijob(nodes, name, image, floors=None, network=None, tolerance=0.0):
+    return _checks.nccl_mpijob(_plain(nodes or []), str(name), str(image), _plain(floors or []),
+                               _plain(network or []), float(tolerance or 0.0))
+
+
+class FilterModule:
+    """NCCL filters."""
+
+    def filters(self):
+        return {"nccl_item": nccl_item, "nccl_mpijob": nccl_mpijob}

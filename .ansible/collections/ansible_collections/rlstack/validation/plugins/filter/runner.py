@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters the runner role uses to read Kubernetes objects and probe output (logic in module_utils)."""
+
+from __future__ import annotations
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _plan
+
+
+def _plain(value):
+    """Tagged Ansible values (2.19) to plain Python types."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def pods_summary(pods, expected=None, grace_s=45, want="running"):
+    return k8s.pods_summary(_plain(pods), expected=expected, grace_s=float(grace_s), want=want)
+
+
+def job_state(job, pods=None, grace_s=45):
+    return k8s.job_state(_plain(job), _plain(pods or []), grace_s=float(grace_s))
+
+
+def jobs_summary(jobs, pods=None, grace_s=45):
+    return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=float(grace_s))
+
+
+def mpijob_state(mpijob, pods=None, grace_s=45):
+    return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=float(grace_s))
+
+
+def probe_output(result):
+    """A registered command / k8s_exec result (or plain stdout) to the probe outcome."""
+    result = _plain(result)
+    if isinstance(result, str):
+        return k8s.probe_output(result)
+    rc = result.get("rc") if result.get("rc") is not None and "__rlstack_rc=" not in (result.get("stdout") or "") \
+        else None
+    out = k8s.probe_output(result.get("stdout") or "", rc=rc, stderr=result.get("stderr") or "")
+    if result.get("failed") and out["status"] == "ok" and rc is None:
+        out.update(status="no_output", error=result.get("msg") or "the probe could not be run")
+    return out
+
+
+def dns_label(text, max_len=63):
+    return k8s.dns_label(text, int(max_len))
+
+
+def label_value(text, max_len=63):
+    return k8s.label_value(text, int(max_len))
+
+
+def with_target_nodes(states, targets):
+    """Add `target_node` (the node name as the inventory/targets give it) to pod states."""
+    by_label = {k8s.dns_label(t.get("node", "")): t.get("node", "") for t in _plain(targets or [])}
+    out = []
+    for state in _plain(states or []):
+        state = dict(state)
+        state["target_node"] = by_label.get(state.get("target", ""), state.get("node", ""))
+        out.append(state)
+    return out
+
+
+def validation_plan(levels, examples=None, run_tags=None, skip_tags=None, phase0_enabled=False, example_filter=""):
+    return _plan.build_plan(_plain(levels), _plain(examples or []), _plain(run_tags or []), _plain(skip_tags or []),
+                            bool(phase0_enabled), str(example_filter or ""))
+
+
+class FilterModule:
+    """Runner filters."""
+
+    def filters(self):
+        return {
+            "pods_summary": pods_summary,
+            "job_state": job_state,
+            "jobs_summary": jobs_summary,
+            "mpijob_state": mpijob_state,
+            "probe_output": probe_output,
+            "dns_label": dns_label,
+            "label_value": label_value,
+            "validation_plan": validation_plan,
+            "with_target_nodes": with_target_nodes,
+        }

@@ -1,0 +1,258 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reading Kubernetes objects as the runner waits on them: pods, Jobs, MPIJobs, and probe output.
+
+Standard library only. Every function takes plain dicts (as kubernetes.core.k8s_info returns them)
+and returns plain data, so the waits in roles/runner can watch for failure as well as success.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+import time
+
+TARGET_LABEL = "rlstack.io/target"
+# Waiting reasons that mean the container will not start without someone fixing something.
+IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
+CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+CRASH_REASONS = ("CrashLoopBackOff",)
+
+HINTS = {
+    "image": "check the image name and tag, that it exists in the registry, and that the nodes may pull it "
+             "(ECR pull permissions on the node role, imagePullSecrets)",
+    "config": "a ConfigMap, Secret or volume the pod needs is missing or invalid; read the event text",
+    "crash": "the container exits at start; read its log (kubectl logs --previous)",
+    "unschedulable": "no node can take the pod: check the node selector and labels, taints and tolerations, "
+                     "cordoned nodes, and free nvidia.com/gpu / vpc.amazonaws.com/efa capacity",
+    "failed": "the pod failed; read its log and events",
+    "deadline": "the pod ran past its deadline; raise the deadline or find what it waited for",
+}
+
+
+def parse_time(text):
+    """RFC 3339 (as the API server writes it) to epoch seconds; None when absent or unreadable."""
+    if not text:
+        return None
+    match = re.match(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", str(text))
+    if not match:
+        return None
+    return float(calendar.timegm(tuple(int(x) for x in match.groups()) + (0, 0, 0)))
+
+
+def _meta(obj):
+    return obj.get("metadata") or {}
+
+
+def _conditions(obj):
+    return (obj.get("status") or {}).get("conditions") or []
+
+
+def _condition(obj, ctype):
+    for cond in _conditions(obj):
+        if cond.get("type") == ctype:
+            return cond
+    return None
+
+
+def pod_state(pod, now=None, grace_s=45.0):
+    """One pod's state: phase, node, ready, and a problem (kind, reason, message, hint) or None.
+
+    A problem is only reported once it has lasted `grace_s` seconds since the pod was created, so a
+    registry hiccup or a node that an autoscaler is still adding does not fail a level; the pod's own
+    deadline bounds everything else.
+    """
+    now = time.time() if now is None else now
+    meta = _meta(pod)
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    created = parse_time(meta.get("creationTimestamp")) or now
+    age = max(0.0, now - created)
+    phase = status.get("phase") or "Pending"
+    ready = bool((_condition(pod, "Ready") or {}).get("status") == "True")
+    labels = meta.get("labels") or {}
+    state = {"pod": meta.get("name", ""), "node": spec.get("nodeName") or "", "phase": phase, "ready": ready,
+             "target": labels.get(TARGET_LABEL) or spec.get("nodeName") or "",
+             "role": labels.get("training.kubeflow.org/job-role") or "",
+             "age_s": round(age, 1), "problem": None, "exit_code": None}
+    statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
+    for cstatus in statuses:
+        terminated = (cstatus.get("state") or {}).get("terminated")
+        if terminated and terminated.get("exitCode") not in (None, 0):
+            state["exit_code"] = terminated.get("exitCode")
+    problem = None
+    if phase == "Failed":
+        reason = status.get("reason") or "Failed"
+        kind = "deadline" if reason == "DeadlineExceeded" else "failed"
+        message = status.get("message") or ""
+        if state["exit_code"] is not None:
+            message = ("container exited with code %s. %s" % (state["exit_code"], message)).strip()
+        problem = {"kind": kind, "reason": reason, "message": message}
+    elif phase == "Pending":
+        for cstatus in statuses:
+            waiting = (cstatus.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason") or ""
+            kind = ("image" if reason in IMAGE_REASONS else "config" if reason in CONFIG_REASONS
+                    else "crash" if reason in CRASH_REASONS else None)
+            if kind:
+                problem = {"kind": kind, "reason": reason, "message": waiting.get("message") or ""}
+                break
+        scheduled = _condition(pod, "PodScheduled")
+        if problem is None and scheduled and scheduled.get("status") == "False" \
+                and scheduled.get("reason") == "Unschedulable":
+            problem = {"kind": "unschedulable", "reason": "Unschedulable", "message": scheduled.get("message") or ""}
+    elif phase == "Running":
+        for cstatus in statuses:
+            waiting = (cstatus.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in CRASH_REASONS:
+                problem = {"kind": "crash", "reason": waiting["reason"], "message": waiting.get("message") or ""}
+    if problem is not None:
+        final = phase == "Failed"
+        if final or age >= float(grace_s):
+            problem["hint"] = HINTS[problem["kind"]]
+            state["problem"] = problem
+    return state
+
+
+def pods_summary(pods, expected=None, grace_s=45.0, want="running", now=None):
+    """Summarise pods for a bounded wait.
+
+    want: "running" (every pod Running and Ready, or Succeeded; any problem settles the wait),
+    "finished" (every pod Succeeded, Failed or stuck with a problem: parallel Jobs are each waited for),
+    "launcher" (an MPIJob: its launcher pod finished, or any pod stuck with a problem).
+    Returns settled (stop waiting), ok (all as wanted), states, problems and a one-line text.
+    """
+    now = time.time() if now is None else now
+    states = [pod_state(p, now=now, grace_s=grace_s) for p in (pods or [])]
+    expected = len(states) if expected is None else int(expected)
+    problems = [s for s in states if s["problem"]]
+    if want == "finished":
+        resolved = [s for s in states if s["phase"] in ("Succeeded", "Failed") or s["problem"]]
+        ok = len(states) >= expected > 0 and all(s["phase"] == "Succeeded" for s in states)
+        settled = len(resolved) >= expected > 0
+    elif want == "launcher":
+        launchers = [s for s in states if s["role"] == "launcher"]
+        ok = any(s["phase"] == "Succeeded" for s in launchers)
+        settled = any(s["phase"] in ("Succeeded", "Failed") for s in launchers) or bool(
+            [p for p in problems if p["problem"]["kind"] != "failed" or p["role"] == "launcher"])
+    else:
+        done = [s for s in states if (s["phase"] == "Running" and s["ready"]) or s["phase"] == "Succeeded"]
+        ok = len(done) >= expected > 0 and not problems
+        settled = ok or bool(problems)
+    counts = {}
+    for s in states:
+        counts[s["phase"]] = counts.get(s["phase"], 0) + 1
+    text = ", ".join("%d %s" % (n, phase) for phase, n in sorted(counts.items())) or "no pods"
+    return {"settled": settled, "ok": ok, "expected": expected, "states": states, "problems": problems,
+            "text": "%s of %d expected" % (text, expected)}
+
+
+def job_state(job, pods=None, now=None, grace_s=45.0):
+    """A batch/v1 Job: done/failed from its conditions, plus the problems of its pods (seen early)."""
+    conds = {c.get("type"): c for c in _conditions(job) if c.get("status") == "True"}
+    failed = conds.get("Failed")
+    complete = conds.get("Complete")
+    pod_summary = pods_summary(pods or [], expected=None, grace_s=grace_s, want="finished", now=now)
+    problems = [s for s in pod_summary["problems"] if s["problem"]["kind"] != "failed" or failed]
+    state = {"name": _meta(job).get("name", ""), "complete": bool(complete), "failed": bool(failed),
+             "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
+             "pods": pod_summary["states"], "problems": problems}
+    # A pod that cannot start (image, scheduling) ends the wait early: the Job itself would only fail at
+    # its deadline.
+    state["settled"] = state["complete"] or state["failed"] or any(
+        p["problem"]["kind"] in ("image", "config", "unschedulable", "crash") for p in problems)
+    return state
+
+
+def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
+    """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems."""
+    conds = {c.get("type"): c for c in _conditions(mpijob) if c.get("status") == "True"}
+    pod_summary = pods_summary(pods or [], expected=None, grace_s=grace_s, want="running", now=now)
+    failed = conds.get("Failed")
+    state = {"name": _meta(mpijob).get("name", ""), "created": "Created" in conds, "running": "Running" in conds,
+             "complete": "Succeeded" in conds, "failed": bool(failed),
+             "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
+             "pods": pod_summary["states"], "problems": pod_summary["problems"]}
+    state["settled"] = state["complete"] or state["failed"] or any(
+        p["problem"]["kind"] in ("image", "config", "unschedulable", "crash") for p in state["problems"])
+    return state
+
+
+def jobs_summary(jobs, pods, grace_s=45.0, now=None):
+    """Several Jobs at once: each Job's state (its pods found by the job-name label); settled when all are."""
+    by_job = {}
+    for pod in pods or []:
+        labels = _meta(pod).get("labels") or {}
+        name = labels.get("batch.kubernetes.io/job-name") or labels.get("job-name")
+        by_job.setdefault(name, []).append(pod)
+    states = [job_state(job, by_job.get(_meta(job).get("name")), now=now, grace_s=grace_s) for job in jobs or []]
+    return {"settled": bool(states) and all(s["settled"] for s in states), "states": states}
+
+
+RC_MARKER = "__rlstack_rc="
+
+
+
+def probe_output(stdout, rc=None, stderr=""):
+    """Read a probe's output (contract in docs/probes.md) from an exec or command result.
+
+    Returns {status: ok|crashed|no_output, rc, data, error, stdout_tail}. `rc` may be given, or is read
+    from the `__rlstack_rc=N` marker that the runner appends because kwok (and some exec transports)
+    lose non-zero exit codes.
+    """
+    text = stdout or ""
+    lines = text.splitlines()
+    if rc is None:
+        for i in range(len(lines) - 1, -1, -1):
+            if lines[i].startswith(RC_MARKER):
+                try:
+                    rc = int(lines[i][len(RC_MARKER):].strip())
+                except ValueError:
+                    rc = None
+                del lines[i]
+                break
+    data = None
+    for line in reversed(lines):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                parsed = json.loads(line)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                data = parsed
+        break
+    tail = "\n".join(lines[-15:])
+    full = "\n".join(lines)
+    err_tail = "\n".join((stderr or "").splitlines()[-15:])
+    if data is None:
+        error = "the probe printed no JSON result (exit code %s)" % rc
+        if err_tail:
+            error += ": " + err_tail.splitlines()[-1]
+        return {"status": "no_output", "rc": rc, "data": None, "error": error,
+                "stdout_tail": tail, "stderr_tail": err_tail, "stdout": full}
+    if rc not in (0, None) or data.get("crashed"):
+        last = ((data.get("error") or "").strip().splitlines() or [""])[-1]
+        error = "the probe crashed (exit code %s): %s" % (rc, last)
+        return {"status": "crashed", "rc": rc, "data": data, "error": error, "stdout_tail": tail,
+                "stderr_tail": err_tail, "stdout": full}
+    return {"status": "ok", "rc": rc, "data": data, "error": None, "stdout_tail": tail, "stderr_tail": err_tail,
+            "stdout": full}
+
+
+def dns_label(text, max_len=63):
+    """A valid DNS-1123 label from any text (pod and Job names)."""
+    label = re.sub(r"[^a-z0-9-]+", "-", str(text).lower()).strip("-")
+    label = re.sub(r"-{2,}", "-", label)
+    return label[:max_len].rstrip("-") or "x"
+
+
+def label_value(text, max_len=63):
+    """A valid label value from any text (level ids such as l5_training_step/libero-pi0)."""
+    value = re.sub(r"[^A-Za-z0-9_.-]+", ".", str(text))[:max_len]
+    return value.strip("._-") or "x"

@@ -1,0 +1,873 @@
+#!/usr/bin/env python3
+"""L3 probe: NCCL process group, FSDP wrap + forward/backward, exact all-reduce check, busbw sweep.
+
+Usage:  python3 probe_multigpu.py '{"max_bytes": 4294967296}'                 (world 1)
+        torchrun --nproc-per-node=8 probe_multigpu.py '{"model_path": "/fsx/models/tiny"}'
+Rank 0 prints an nccl-tests all_reduce_perf table, then the JSON (last stdout line). Ranks other
+than 0 write all their stdout to stderr. Fields and timing method: docs/probes.md (L3).
+"""
+import datetime
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+# --- common (keep identical in every probe) ---
+# Contract: docs/probes.md. Parameters = one JSON object in argv[1] (or "@file"); the last stdout line
+# is one JSON object; exit 0 whatever was found, 1 when the probe itself crashed, 2 on bad parameters.
+SCHEMA = 1
+_CHILD_GROUPS = set()  # process groups of running children, killed if the watchdog fires
+
+
+class ProbeParamError(Exception):
+    pass
+
+
+def _finite(obj):
+    """JSON-safe copy: NaN/inf become None, unknown objects become str."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _finite(v) for k, v in list(obj.items())}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    return str(obj)
+
+
+def err_info(exc, tb_lines=12):
+    """{"ok": False, "error", "error_type", "traceback_tail"} for a caught exception."""
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    tail = "".join(tb).rstrip().splitlines()[-tb_lines:]
+    msg = str(exc)
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        msg = repr(exc.args[0])
+    return {"ok": False, "error": msg[:2000], "error_type": type(exc).__name__,
+            "traceback_tail": "\n".join(tail)}
+
+
+def not_attempted(why):
+    return {"ok": False, "error": "not attempted (%s)" % why}
+
+
+def _check_type(name, value, kind):
+    """kind: 'str' 'int' 'num' 'bool' 'list' 'dict' 'any'; a trailing '?' allows null."""
+    if kind.endswith("?"):
+        if value is None:
+            return
+        kind = kind[:-1]
+    ok = {
+        "str": isinstance(value, str),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "num": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+        "list": isinstance(value, list),
+        "dict": isinstance(value, dict),
+        "any": True,
+    }[kind]
+    if not ok:
+        raise ProbeParamError("param %r must be %s, got %s" % (name, kind, type(value).__name__))
+
+
+def parse_params(argv, spec):
+    """spec: {name: (default, kind)}. Returns (params, warnings). Raises ProbeParamError."""
+    raw = argv[1] if len(argv) > 1 else ""
+    if raw.startswith("@"):
+        try:
+            with open(raw[1:]) as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise ProbeParamError("cannot read params file %s: %s" % (raw[1:], exc))
+    given = {}
+    if raw.strip():
+        try:
+            given = json.loads(raw)
+        except ValueError as exc:
+            raise ProbeParamError("argv[1] is not JSON: %s" % exc)
+    if not isinstance(given, dict):
+        raise ProbeParamError("argv[1] must be a JSON object, got %s" % type(given).__name__)
+    params, warnings = {}, []
+    for name, (default, kind) in spec.items():
+        value = given.get(name, default)
+        _check_type(name, value, kind)
+        params[name] = value
+    for name in given:
+        if name not in spec:
+            warnings.append("unknown param %r ignored" % name)
+    return params, warnings
+
+
+def node_name(param):
+    return param or os.environ.get("NODE_NAME") or socket.gethostname()
+
+
+def _flush_c_stdio():
+    """Flush C-level stdio (NCCL writes its INFO lines there) so it lands before our JSON."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).fflush(None)
+    except Exception:
+        pass
+
+
+class Probe(object):
+    """Holds the result envelope, the current stage, and a watchdog that prints it on a hang."""
+
+    def __init__(self, name):
+        self.t0 = time.monotonic()
+        self.stage = "start"
+        self.quiet = False  # True: print the JSON to stderr (L3 ranks other than 0)
+        self._lock = threading.Lock()
+        self._emitted = False
+        self.result = {
+            "probe": name, "schema": SCHEMA, "node": node_name(None), "duration_s": None,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "params": {}, "warnings": [], "timed_out": False, "error": None,
+        }
+
+    def setup(self, argv, spec):
+        params, warnings = parse_params(argv, spec)
+        self.result["params"] = params
+        self.result["warnings"].extend(warnings)
+        self.result["node"] = node_name(params.get("node"))
+        return params
+
+    def start_watchdog(self, timeout_s):
+        if not timeout_s or timeout_s <= 0:
+            return
+        timer = threading.Timer(float(timeout_s), self._on_timeout, args=(timeout_s,))
+        timer.daemon = True
+        timer.start()
+
+    def _on_timeout(self, timeout_s):
+        for pgid in list(_CHILD_GROUPS):
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.result["timed_out"] = True
+        self.result["error"] = "probe timed out after %s s during stage %r" % (timeout_s, self.stage)
+        self.emit()
+        os._exit(0)
+
+    def emit(self, crashed=False):
+        """Print the JSON line once (thread-safe). Returns False if it was already printed."""
+        if not self._lock.acquire(timeout=30):
+            return False
+        if self._emitted:
+            self._lock.release()
+            return False
+        self._emitted = True
+        self.result["duration_s"] = round(time.monotonic() - self.t0, 3)
+        if crashed:
+            self.result["crashed"] = True
+        line = None
+        for _ in range(3):  # another thread may still be mutating the result
+            try:
+                line = json.dumps(_finite(self.result), sort_keys=False)
+                break
+            except RuntimeError:
+                time.sleep(0.05)
+        if line is None:
+            line = json.dumps({"probe": self.result.get("probe"), "schema": SCHEMA,
+                               "node": self.result.get("node"), "error": "could not serialise result",
+                               "duration_s": self.result["duration_s"]})
+        _flush_c_stdio()
+        stream = sys.stderr if self.quiet else sys.stdout
+        try:
+            sys.stderr.flush()
+            stream.write("\n" + line + "\n")
+            stream.flush()
+        except Exception:
+            os.write(2 if self.quiet else 1, ("\n" + line + "\n").encode("utf-8", "replace"))
+        return True
+
+
+def main_wrapper(name, spec, body, watchdog_s=None):
+    """Run body(probe, params); map a bad-params error to exit 2 and a crash to exit 1.
+
+    watchdog_s(params) gives the watchdog's seconds (default: params["timeout_s"]).
+    """
+    probe = Probe(name)
+    try:
+        params = probe.setup(sys.argv, spec)
+        probe.start_watchdog(watchdog_s(params) if watchdog_s else params.get("timeout_s"))
+    except ProbeParamError as exc:
+        probe.result["error"] = "bad params: %s" % exc
+        probe.emit()
+        return 2
+    try:
+        body(probe, params)
+    except ProbeParamError as exc:
+        probe.result["error"] = "bad params: %s" % exc
+        probe.emit()
+        return 2
+    except Exception:
+        probe.result["error"] = "probe crashed in stage %r: %s" % (probe.stage, traceback.format_exc()[-4000:])
+        probe.emit(crashed=True)
+        return 1
+    probe.emit()
+    return 0
+
+
+def _tail(text, n=4000):
+    return text if len(text) <= n else text[-n:]
+
+
+def _read_back(fh, limit=4 * 1024 * 1024):
+    try:
+        fh.flush()
+        size = fh.seek(0, 2)
+        fh.seek(max(0, size - limit))
+        return fh.read().decode("utf-8", "replace")
+    except Exception:
+        return ""
+
+
+def run_cmd(cmd, timeout_s, env=None, stdin="devnull", cwd=None, on_timeout=None):
+    """Run cmd (a list) in its own process group, output to temp files, whole group killed at timeout.
+
+    stdin: "devnull", or "pipe" (an open pipe nobody writes to, closed only after the child ended).
+    on_timeout(pid) is called before the kill (to inspect the stuck child).
+    Returns {"rc", "stdout", "stderr", "timed_out", "duration_s", "error", "on_timeout"}.
+    """
+    res = {"rc": None, "stdout": "", "stderr": "", "timed_out": False, "duration_s": None,
+           "error": None, "on_timeout": None}
+    t0 = time.monotonic()
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    rfd = wfd = None
+    try:
+        if stdin == "pipe":
+            rfd, wfd = os.pipe()
+            stdin_arg = rfd
+        else:
+            stdin_arg = subprocess.DEVNULL
+        try:
+            proc = subprocess.Popen(cmd, stdin=stdin_arg, stdout=out, stderr=err, env=env, cwd=cwd,
+                                    start_new_session=True)
+        except OSError as exc:
+            res["error"] = "%s: %s" % (cmd[0], exc.strerror or exc)
+            res["not_found"] = isinstance(exc, FileNotFoundError)
+            return res
+        finally:
+            if rfd is not None:
+                os.close(rfd)
+        _CHILD_GROUPS.add(proc.pid)
+        try:
+            res["rc"] = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            res["timed_out"] = True
+            if on_timeout is not None:
+                try:
+                    res["on_timeout"] = on_timeout(proc.pid)
+                except Exception as exc:
+                    res["on_timeout"] = {"error": str(exc)}
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                res["rc"] = proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                res["rc"] = None
+        _CHILD_GROUPS.discard(proc.pid)
+        res["stdout"] = _read_back(out)
+        res["stderr"] = _read_back(err)
+        return res
+    finally:
+        if wfd is not None:
+            os.close(wfd)
+        out.close()
+        err.close()
+        res["duration_s"] = round(time.monotonic() - t0, 3)
+
+
+def signal_name(rc):
+    if rc is not None and rc < 0:
+        try:
+            return signal.Signals(-rc).name
+        except ValueError:
+            return "signal %d" % -rc
+    return None
+# --- end common ---
+
+PROBE = "multigpu"
+SPEC = {
+    "node": (None, "str?"),
+    "backend": ("nccl", "str"),
+    "model_path": (None, "str?"),
+    "dtype": ("bf16", "str"),
+    "fsdp": (True, "bool"),
+    "fsdp_steps": (2, "int"),
+    "allreduce_check": (True, "bool"),
+    "sweep": (True, "bool"),
+    "min_bytes": (8, "int"),
+    "max_bytes": (4294967296, "int"),
+    "step_factor": (2, "int"),
+    "warmup_iters": (5, "int"),
+    "iters": (20, "int"),
+    "sweep_dtype": ("float", "str"),
+    "check": (True, "bool"),
+    "nccl_debug": (None, "str?"),
+    "pg_timeout_s": (1800, "num"),
+    "master_addr": (None, "str?"),
+    "master_port": (None, "int?"),
+    "timeout_s": (900, "num"),
+}
+PARAM_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
+                "fp32": "float32", "float32": "float32"}
+# nccl-tests type name -> (torch dtype name, bytes per element)
+SWEEP_TYPES = {"float": ("float32", 4), "half": ("float16", 2), "bfloat16": ("bfloat16", 2),
+               "double": ("float64", 8)}
+# NVLink multicast must stay off on shared machines (a job using it can take the host's GPUs down).
+SAFETY_ENV = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1"))
+REPORTED_ENV = ("NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE",
+                "NCCL_NET", "NCCL_P2P_DISABLE", "FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA",
+                "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "MASTER_ADDR", "MASTER_PORT",
+                "CUDA_VISIBLE_DEVICES")
+ONE_GIB = 1 << 30
+ONE_RANK_NOTE = ("busbw is 0 by definition with one rank (2(n-1)/n = 0) and an in-place all-reduce on one rank "
+                 "moves no data (time = launch overhead, algbw meaningless): not measurable on one GPU")
+
+
+# --- pure helpers (unit-tested without torch) ---------------------------------------------------
+
+def bus_factor(nranks):
+    """nccl-tests all_reduce: busbw = algbw * 2(n-1)/n."""
+    return 2.0 * (nranks - 1) / nranks if nranks > 0 else 0.0
+
+
+def bandwidths(nbytes, seconds, nranks):
+    """(algbw, busbw) in GB/s (1e9 bytes/s), as nccl-tests computes them."""
+    algbw = nbytes / 1.0e9 / seconds if seconds > 0 else 0.0
+    return algbw, algbw * bus_factor(nranks)
+
+
+def time_str(usec):
+    """nccl-tests' time column: %7.0f from 10 ms, %7.1f from 100 us, else %7.2f."""
+    if usec >= 10000.0:
+        return "%7.0f" % usec
+    if usec >= 100.0:
+        return "%7.1f" % usec
+    return "%7.2f" % usec
+
+
+def sweep_sizes(min_bytes, max_bytes, factor):
+    if min_bytes <= 0 or factor < 2:
+        raise ValueError("min_bytes must be > 0 and step_factor >= 2")
+    sizes, size = [], min_bytes
+    while size <= max_bytes:
+        sizes.append(size)
+        size *= factor
+    return sizes
+
+
+def header_lines(min_bytes, max_bytes, factor, warmup, iters, check, rank_lines):
+    lines = [
+        "# probe_multigpu: torch.distributed all_reduce sweep (both column groups are in-place), "
+        "nccl-tests all_reduce_perf format",
+        "# nThread 1 nGpus 1 minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d "
+        "agg iters: 1 validation: %d graph: 0" % (min_bytes, max_bytes, factor, warmup, iters, 1 if check else 0),
+        "#",
+        "# Using devices",
+    ]
+    for info in rank_lines:
+        lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s"
+                     % (info["rank"], 0, info["pid"], info["host"], info["device_index"],
+                        info["pci_bus_id"], info["device"]))
+    return lines
+
+
+def table_header_lines():
+    return [
+        "#",
+        "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+        % ("", "", "", "", ""),
+        "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s"
+        % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+           "#wrong"),
+        "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s"
+        % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""),
+    ]
+
+
+def format_row(nbytes, count, type_name, results, redop="sum", root=-1):
+    """results: [(time_us, algbw, busbw, wrong or None), ...] for out-of-place then in-place."""
+    line = "%12d  %12d  %8s  %6s  %6d" % (nbytes, count, type_name, redop, root)
+    for usec, algbw, busbw, wrong in results:
+        wrong_s = "%5d" % wrong if wrong is not None else "%5s" % "N/A"
+        line += "  %7s  %6.2f  %6.2f  %s" % (time_str(usec), algbw, busbw, wrong_s)
+    return line
+
+
+def footer_lines(out_of_bounds, avg_busbw):
+    return [
+        "# Out of bounds values : %d %s" % (out_of_bounds, "FAILED" if out_of_bounds else "OK"),
+        "# Avg bus bandwidth    : %g " % avg_busbw,
+        "#",
+    ]
+
+
+def summarize(rows, nranks):
+    """Sweep summary from rows [{"size","busbw","busbw_ip","algbw","wrong","wrong_ip",...}]."""
+    out = {"out_of_bounds": 0, "avg_busbw": None, "busbw_1gib": None, "algbw_1gib": None,
+           "largest_size": None, "busbw_largest": None, "algbw_largest": None, "peak_busbw": None,
+           "note": ONE_RANK_NOTE if nranks == 1 else None}
+    if not rows:
+        return out
+    buses = [r["busbw"] for r in rows] + [r["busbw_ip"] for r in rows]
+    out["avg_busbw"] = sum(buses) / len(buses)
+    out["peak_busbw"] = max(buses)
+    out["out_of_bounds"] = sum(1 for r in rows for k in ("wrong", "wrong_ip") if (r.get(k) or 0) > 0)
+    for r in rows:
+        if r["size"] == ONE_GIB:
+            out["busbw_1gib"], out["algbw_1gib"] = r["busbw"], r["algbw"]
+    last = rows[-1]
+    out["largest_size"], out["busbw_largest"], out["algbw_largest"] = last["size"], last["busbw"], last["algbw"]
+    return out
+
+
+def apply_safety_env(environ):
+    defaulted = []
+    for key, value in SAFETY_ENV:
+        if key not in environ:
+            environ[key] = value
+            defaulted.append(key)
+    return defaulted
+
+
+def _free_port():
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def resolve_launch(environ, master_addr=None, master_port=None):
+    """Fill RANK/WORLD_SIZE/LOCAL_RANK/MASTER_* in environ; returns (launcher, rank, world, local_rank)."""
+    if "RANK" in environ and "WORLD_SIZE" in environ:
+        launcher = "torchrun" if "TORCHELASTIC_RUN_ID" in environ else "env"
+    elif "OMPI_COMM_WORLD_RANK" in environ:
+        launcher = "mpirun"
+        environ["RANK"] = environ["OMPI_COMM_WORLD_RANK"]
+        environ["WORLD_SIZE"] = environ.get("OMPI_COMM_WORLD_SIZE", "1")
+        environ.setdefault("LOCAL_RANK", environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0"))
+    elif "PMI_RANK" in environ:
+        launcher = "mpirun"
+        environ["RANK"] = environ["PMI_RANK"]
+        environ["WORLD_SIZE"] = environ.get("PMI_SIZE", "1")
+        environ.setdefault("LOCAL_RANK", environ.get("MPI_LOCALRANKID", "0"))
+    else:
+        launcher = "single"
+        environ["RANK"], environ["WORLD_SIZE"] = "0", "1"
+    environ.setdefault("LOCAL_RANK", "0")
+    if master_addr:
+        environ["MASTER_ADDR"] = master_addr
+    if master_port:
+        environ["MASTER_PORT"] = str(master_port)
+    if launcher == "single":
+        environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        environ.setdefault("MASTER_PORT", str(_free_port()))
+    elif "MASTER_ADDR" not in environ:
+        raise ProbeParamError("master_addr is required when launched by %s without MASTER_ADDR" % launcher)
+    environ.setdefault("MASTER_PORT", "29500")
+    return launcher, int(environ["RANK"]), int(environ["WORLD_SIZE"]), int(environ["LOCAL_RANK"])
+
+
+def decode_version_code(v):
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return ".".join(str(x) for x in v)
+    v = int(v)
+    if v >= 10000:
+        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+
+
+# --- torch stages -------------------------------------------------------------------------------
+
+def _local(t):
+    return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _fsdp_api():
+    try:
+        from torch.distributed.fsdp import fully_shard
+        return "fully_shard", fully_shard
+    except ImportError:
+        pass
+    try:
+        from torch.distributed._composable.fsdp import fully_shard
+        return "fully_shard", fully_shard
+    except ImportError:
+        pass
+    from torch.distributed.fsdp import FullyShardedDataParallel
+    return "FullyShardedDataParallel", FullyShardedDataParallel
+
+
+def stage_fsdp(torch, p, device, world, rank):
+    info = {"ok": False, "error": None, "api": None, "model": None, "param_count": None, "dtype": None,
+            "loss": None, "loss_last": None, "loss_finite": None, "grads_finite": None,
+            "steps": max(1, p["fsdp_steps"]), "duration_s": None}
+    t0 = time.monotonic()
+    try:
+        dtype = getattr(torch, PARAM_DTYPES[p["dtype"].lower()])
+        torch.manual_seed(1234)  # identical initial weights on every rank
+        nn = torch.nn
+        if p["model_path"]:
+            import transformers
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                p["model_path"], local_files_only=True, trust_remote_code=False)
+            model = model.to(device=device, dtype=dtype)
+            layers = list(getattr(getattr(model, "model", None), "layers", None) or [])
+            vocab = int(model.config.vocab_size)
+            info["model"] = "hf:%s" % p["model_path"]
+        else:
+            class Block(nn.Module):
+                def __init__(self, d):
+                    super(Block, self).__init__()
+                    self.norm = nn.LayerNorm(d)
+                    self.fc1 = nn.Linear(d, 4 * d)
+                    self.fc2 = nn.Linear(4 * d, d)
+
+                def forward(self, x):
+                    return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(x))))
+
+            layers = [Block(256) for _ in range(4)]
+            model = nn.Sequential(*(layers + [nn.Linear(256, 256)])).to(device=device, dtype=dtype)
+            layers = list(model)[:-1]
+            vocab = None
+            info["model"] = "builtin-mlp"
+        info["param_count"] = int(sum(t.numel() for t in model.parameters()))
+        info["dtype"] = str(dtype)
+        api, wrap = _fsdp_api()
+        info["api"] = api
+        if api == "fully_shard":
+            from torch.distributed.device_mesh import init_device_mesh
+            mesh = init_device_mesh(device.type, (world,))
+            for layer in layers:
+                wrap(layer, mesh=mesh)
+            wrap(model, mesh=mesh)
+        else:
+            model = wrap(model, device_id=device if device.type == "cuda" else None)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+        losses, grads_ok = [], True
+        gen = torch.Generator(device="cpu")
+        gen.manual_seed(100 + rank)  # different data on each rank
+        for _ in range(info["steps"]):
+            if vocab:
+                ids = torch.randint(0, vocab, (2, 16), generator=gen).to(device)
+                loss = model(input_ids=ids, labels=ids).loss
+            else:
+                x = torch.randn(8, 256, generator=gen).to(device=device, dtype=dtype)
+                loss = (model(x).float() ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            for prm in model.parameters():
+                if prm.grad is not None and not bool(torch.isfinite(_local(prm.grad).float()).all().item()):
+                    grads_ok = False
+            opt.step()
+            losses.append(float(loss.detach().float().item()))
+        info["loss"], info["loss_last"] = losses[0], losses[-1]
+        info["loss_finite"] = all(math.isfinite(v) for v in losses)
+        info["grads_finite"] = grads_ok
+        info["ok"] = info["loss_finite"] and grads_ok
+        if not info["ok"]:
+            info["error"] = "non-finite loss or gradients"
+        del model, opt
+    except Exception as exc:
+        info.update(err_info(exc))
+    info["duration_s"] = round(time.monotonic() - t0, 3)
+    return info
+
+
+def stage_allreduce(torch, dist, device, world, rank):
+    info = {"ok": False, "error": None, "numel": 1024, "dtype": "float32", "mismatches": None,
+            "expected_first": None, "got_first": None}
+    try:
+        t = torch.arange(1024, dtype=torch.float32, device=device) + 1000.0 * rank
+        dist.all_reduce(t)
+        expected = torch.arange(1024, dtype=torch.float32, device=device) * world + 1000.0 * world * (world - 1) / 2
+        info["mismatches"] = int((t != expected).sum().item())
+        info["expected_first"], info["got_first"] = float(expected[0].item()), float(t[0].item())
+        info["ok"] = info["mismatches"] == 0
+        if not info["ok"]:
+            info["error"] = "%d of 1024 elements differ from the exact sum" % info["mismatches"]
+    except Exception as exc:
+        info.update(err_info(exc))
+    return info
+
+
+def stage_sweep(torch, dist, p, device, world, rank, rank_lines, probe, out):
+    """Runs the sweep; rank 0 prints the nccl-tests table through out(line)."""
+    tname = p["sweep_dtype"]
+    dtype = getattr(torch, SWEEP_TYPES[tname][0])
+    esize = SWEEP_TYPES[tname][1]
+    cuda = device.type == "cuda"
+    info = {"ok": False, "error": None, "dtype": tname, "redop": "sum",
+            "timing": "cuda_events" if cuda else "perf_counter",
+            "placement": "in-place dist.all_reduce for both column groups",
+            "min_bytes": p["min_bytes"], "max_bytes": p["max_bytes"], "max_bytes_requested": p["max_bytes"],
+            "step_factor": p["step_factor"], "warmup_iters": p["warmup_iters"], "iters": p["iters"],
+            "bus_factor": bus_factor(world), "rows": []}
+    try:
+        max_b = p["max_bytes"]
+        if cuda:
+            free, _total = torch.cuda.mem_get_info(device)
+            limit = torch.tensor([max(esize, (free - ONE_GIB) // 3)], dtype=torch.int64, device=device)
+            dist.all_reduce(limit, op=dist.ReduceOp.MIN)
+            limit = int(limit.item()) // esize * esize
+            if max_b > limit:
+                max_b = limit
+        info["max_bytes"] = max_b
+        sizes = sweep_sizes(p["min_bytes"], max_b, p["step_factor"])
+        sizes = [s for s in sizes if s // esize > 0]
+        if not sizes:
+            raise ValueError("no size between min_bytes and max_bytes holds one %s element" % tname)
+        if rank == 0:
+            for line in header_lines(p["min_bytes"], p["max_bytes"], p["step_factor"], p["warmup_iters"],
+                                     p["iters"], p["check"], rank_lines):
+                out(line)
+            if max_b != p["max_bytes"]:
+                out("#")
+                out("# Reducing maxBytes to %d due to memory limitation" % max_b)
+            for line in table_header_lines():
+                out(line)
+        buf = torch.zeros(max(sizes) // esize, dtype=dtype, device=device)
+
+        def sync():
+            if cuda:
+                torch.cuda.synchronize(device)
+
+        probe.stage = "sweep warm-up"
+        for size in (sizes[-1], sizes[0]):
+            view = buf[: size // esize]
+            for _ in range(p["warmup_iters"]):
+                dist.all_reduce(view)
+        sync()
+
+        def timed(view):
+            view.zero_()
+            dist.all_reduce(view)  # untimed, as nccl-tests' per-size "sync" call
+            sync()
+            dist.barrier()
+            sync()
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(p["iters"]):
+                    dist.all_reduce(view)
+                end.record()
+                end.synchronize()
+                sec = start.elapsed_time(end) / 1000.0 / p["iters"]
+            else:
+                t0 = time.perf_counter()
+                for _ in range(p["iters"]):
+                    dist.all_reduce(view)
+                sec = (time.perf_counter() - t0) / p["iters"]
+            tt = torch.tensor([sec], dtype=torch.float64, device=device)
+            dist.all_reduce(tt)
+            return float(tt.item()) / world
+
+        exact = tname in ("float", "double")
+        fill = float(rank + 1) if exact else 1.0
+        expected = world * (world + 1) / 2.0 if exact else float(world)
+
+        def check(view):
+            view.fill_(fill)
+            dist.all_reduce(view)
+            wrong = torch.tensor([int((view != expected).sum().item())], dtype=torch.int64, device=device)
+            dist.all_reduce(wrong)
+            return int(wrong.item())
+
+        for size in sizes:
+            count = size // esize
+            nbytes = count * esize
+            view = buf[:count]
+            probe.stage = "sweep %d" % nbytes
+            res = []
+            for _placement in (0, 1):
+                sec = timed(view)
+                algbw, busbw = bandwidths(nbytes, sec, world)
+                wrong = check(view) if p["check"] else None
+                res.append((sec * 1e6, algbw, busbw, wrong))
+            row = {"size": nbytes, "count": count,
+                   "time_us": round(res[0][0], 2), "algbw": round(res[0][1], 3), "busbw": round(res[0][2], 3),
+                   "wrong": res[0][3],
+                   "time_us_ip": round(res[1][0], 2), "algbw_ip": round(res[1][1], 3),
+                   "busbw_ip": round(res[1][2], 3), "wrong_ip": res[1][3]}
+            info["rows"].append(row)
+            if rank == 0:
+                out(format_row(nbytes, count, tname, res))
+        del buf
+        summary = summarize(info["rows"], world)
+        # nccl-tests averages unrounded values; recompute avg from the rows' precise numbers is close enough
+        if rank == 0:
+            for line in footer_lines(summary["out_of_bounds"], summary["avg_busbw"] or 0.0):
+                out(line)
+        info.update(summary)
+        info["ok"] = summary["out_of_bounds"] == 0
+        if not info["ok"]:
+            info["error"] = "%d sizes had wrong elements" % summary["out_of_bounds"]
+    except Exception as exc:
+        info.update(err_info(exc))
+        info.setdefault("note", ONE_RANK_NOTE if world == 1 else None)
+    return info
+
+
+def body(probe, p):
+    r = probe.result
+    if p["dtype"].lower() not in PARAM_DTYPES:
+        raise ProbeParamError("dtype must be one of %s" % ", ".join(sorted(PARAM_DTYPES)))
+    if p["sweep_dtype"] not in SWEEP_TYPES:
+        raise ProbeParamError("sweep_dtype must be one of %s" % ", ".join(sorted(SWEEP_TYPES)))
+    if p["backend"] not in ("nccl", "gloo"):
+        raise ProbeParamError("backend must be nccl or gloo")
+    if p["step_factor"] < 2 or p["min_bytes"] <= 0 or p["max_bytes"] < p["min_bytes"] or p["iters"] < 1:
+        raise ProbeParamError("need min_bytes > 0, max_bytes >= min_bytes, step_factor >= 2, iters >= 1")
+
+    defaulted = apply_safety_env(os.environ)
+    if p["nccl_debug"]:
+        os.environ["NCCL_DEBUG"] = p["nccl_debug"]
+    launcher, rank, world, local_rank = resolve_launch(os.environ, p["master_addr"], p["master_port"])
+    if rank != 0:
+        # Only rank 0 owns stdout: everything else (NCCL's C-level lines too) goes to stderr.
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        probe.quiet = True
+    else:
+        try:
+            sys.stdout.reconfigure(line_buffering=True)
+        except Exception:
+            pass
+
+    def out(line):
+        _flush_c_stdio()
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    r.update({"launcher": launcher, "world_size": world, "rank": rank, "local_rank": local_rank,
+              "backend": p["backend"], "torch": None, "nccl": None,
+              "env": {k: os.environ[k] for k in REPORTED_ENV if k in os.environ},
+              "env_defaulted": defaulted,
+              "init": None, "fsdp": None, "allreduce": None, "allreduce_ok": False, "sweep": None,
+              "ranks": [], "ok": False})
+    skipped = lambda why: not_attempted(why)  # noqa: E731
+
+    def skip_all(why):
+        r["init"] = r["init"] or skipped(why)
+        r["fsdp"] = skipped(why) if p["fsdp"] else None
+        r["allreduce"] = skipped(why) if p["allreduce_check"] else None
+        r["sweep"] = skipped(why) if p["sweep"] else None
+
+    probe.stage = "import torch"
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception as exc:
+        r["error"] = "torch is not importable: %s: %s" % (type(exc).__name__, exc)
+        skip_all("torch not importable")
+        return
+    r["torch"] = str(torch.__version__)
+    try:
+        r["nccl"] = decode_version_code(torch.cuda.nccl.version())
+    except Exception:
+        pass
+    if p["backend"] == "nccl":
+        if not torch.cuda.is_available():
+            r["error"] = "CUDA not available: the nccl backend needs GPUs"
+            skip_all("CUDA not available")
+            return
+        if local_rank >= torch.cuda.device_count():
+            r["error"] = "LOCAL_RANK %d but only %d GPUs visible" % (local_rank, torch.cuda.device_count())
+            skip_all("no GPU for this rank")
+            return
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+
+    probe.stage = "init_process_group"
+    t0 = time.monotonic()
+    try:
+        kw = {"backend": p["backend"], "timeout": datetime.timedelta(seconds=p["pg_timeout_s"])}
+        try:
+            dist.init_process_group(device_id=device if device.type == "cuda" else None, **kw)
+        except TypeError:
+            dist.init_process_group(**kw)
+        world, rank = dist.get_world_size(), dist.get_rank()
+        r["world_size"], r["rank"] = world, rank
+        r["init"] = {"ok": True, "error": None, "duration_s": round(time.monotonic() - t0, 3)}
+    except Exception as exc:
+        r["init"] = err_info(exc)
+        r["init"]["duration_s"] = round(time.monotonic() - t0, 3)
+        r["error"] = "process group init failed: %s" % r["init"]["error"]
+        skip_all("process group init failed")
+        return
+
+    try:
+        props = torch.cuda.get_device_properties(device) if device.type == "cuda" else None
+        me = {"rank": rank, "local_rank": local_rank, "host": socket.gethostname(), "pid": os.getpid(),
+              "device": props.name if props else "cpu", "device_index": local_rank,
+              "pci_bus_id": int(getattr(props, "pci_bus_id", 0) or 0) if props else 0}
+
+        if p["fsdp"]:
+            probe.stage = "fsdp"
+            r["fsdp"] = stage_fsdp(torch, p, device, world, rank)
+        if p["allreduce_check"]:
+            probe.stage = "allreduce check"
+            r["allreduce"] = stage_allreduce(torch, dist, device, world, rank)
+            r["allreduce_ok"] = bool(r["allreduce"]["ok"])
+        probe.stage = "gather rank info"
+        rank_lines = [None] * world
+        dist.all_gather_object(rank_lines, me)
+        if p["sweep"]:
+            probe.stage = "sweep"
+            r["sweep"] = stage_sweep(torch, dist, p, device, world, rank, rank_lines, probe, out)
+
+        probe.stage = "gather rank results"
+        mine = dict(me, init_ok=True,
+                    fsdp_ok=(r["fsdp"] or {}).get("ok") if p["fsdp"] else None,
+                    allreduce_ok=r["allreduce_ok"] if p["allreduce_check"] else None,
+                    sweep_ok=(r["sweep"] or {}).get("ok") if p["sweep"] else None,
+                    error=next((s.get("error") for s in (r["fsdp"], r["allreduce"], r["sweep"])
+                                if s and s.get("error")), None))
+        gathered = [None] * world
+        dist.all_gather_object(gathered, mine)
+        r["ranks"] = gathered
+        probe.stage = "barrier"
+        dist.barrier()
+    finally:
+        probe.stage = "destroy_process_group"
+        try:
+            dist.destroy_process_group()
+        except Exception as exc:
+            r["warnings"].append("destroy_process_group failed: %s" % exc)
+
+    ranks_ok = all(x and (x.get("fsdp_ok") is not False) and (x.get("allreduce_ok") is not False)
+                   and (x.get("sweep_ok") is not False) for x in r["ranks"])
+    r["ok"] = bool(
+        r["init"]["ok"]
+        and (not p["fsdp"] or r["fsdp"]["ok"])
+        and (not p["allreduce_check"] or r["allreduce_ok"])
+        and (not p["sweep"] or r["sweep"]["ok"])
+        and ranks_ok)
+    probe.stage = "done"
+
+
+if __name__ == "__main__":
+    rc = main_wrapper(PROBE, SPEC, body)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)  # no library teardown output after the JSON line

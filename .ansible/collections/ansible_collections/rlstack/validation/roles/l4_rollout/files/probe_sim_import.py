@@ -1,0 +1,599 @@
+#!/usr/bin/env python3
+"""L4 probe: import a simulation library in a child python, non-interactively, under a timeout.
+
+Usage: python3 probe_sim_import.py '{"module": "libero.libero",
+         "env": {"LIBERO_DATASET_DIR": "/fsx/datasets/libero"}, "required_env": ["LIBERO_DATASET_DIR"],
+         "benchmark": {"call": "libero.libero.benchmark.get_benchmark", "name": "libero_10", "expect_tasks": 10}}'
+Classifies the import as ok / prompts_for_input / missing_env / import_error / timeout / error.
+Fields: docs/probes.md (L4).
+"""
+import json
+import math
+import os
+import platform
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+# --- common (keep identical in every probe) ---
+# Contract: docs/probes.md. Parameters = one JSON object in argv[1] (or "@file"); the last stdout line
+# is one JSON object; exit 0 whatever was found, 1 when the probe itself crashed, 2 on bad parameters.
+SCHEMA = 1
+_CHILD_GROUPS = set()  # process groups of running children, killed if the watchdog fires
+
+
+class ProbeParamError(Exception):
+    pass
+
+
+def _finite(obj):
+    """JSON-safe copy: NaN/inf become None, unknown objects become str."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _finite(v) for k, v in list(obj.items())}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    return str(obj)
+
+
+def err_info(exc, tb_lines=12):
+    """{"ok": False, "error", "error_type", "traceback_tail"} for a caught exception."""
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    tail = "".join(tb).rstrip().splitlines()[-tb_lines:]
+    msg = str(exc)
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        msg = repr(exc.args[0])
+    return {"ok": False, "error": msg[:2000], "error_type": type(exc).__name__,
+            "traceback_tail": "\n".join(tail)}
+
+
+def not_attempted(why):
+    return {"ok": False, "error": "not attempted (%s)" % why}
+
+
+def _check_type(name, value, kind):
+    """kind: 'str' 'int' 'num' 'bool' 'list' 'dict' 'any'; a trailing '?' allows null."""
+    if kind.endswith("?"):
+        if value is None:
+            return
+        kind = kind[:-1]
+    ok = {
+        "str": isinstance(value, str),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "num": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+        "list": isinstance(value, list),
+        "dict": isinstance(value, dict),
+        "any": True,
+    }[kind]
+    if not ok:
+        raise ProbeParamError("param %r must be %s, got %s" % (name, kind, type(value).__name__))
+
+
+def parse_params(argv, spec):
+    """spec: {name: (default, kind)}. Returns (params, warnings). Raises ProbeParamError."""
+    raw = argv[1] if len(argv) > 1 else ""
+    if raw.startswith("@"):
+        try:
+            with open(raw[1:]) as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise ProbeParamError("cannot read params file %s: %s" % (raw[1:], exc))
+    given = {}
+    if raw.strip():
+        try:
+            given = json.loads(raw)
+        except ValueError as exc:
+            raise ProbeParamError("argv[1] is not JSON: %s" % exc)
+    if not isinstance(given, dict):
+        raise ProbeParamError("argv[1] must be a JSON object, got %s" % type(given).__name__)
+    params, warnings = {}, []
+    for name, (default, kind) in spec.items():
+        value = given.get(name, default)
+        _check_type(name, value, kind)
+        params[name] = value
+    for name in given:
+        if name not in spec:
+            warnings.append("unknown param %r ignored" % name)
+    return params, warnings
+
+
+def node_name(param):
+    return param or os.environ.get("NODE_NAME") or socket.gethostname()
+
+
+def _flush_c_stdio():
+    """Flush C-level stdio (NCCL writes its INFO lines there) so it lands before our JSON."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).fflush(None)
+    except Exception:
+        pass
+
+
+class Probe(object):
+    """Holds the result envelope, the current stage, and a watchdog that prints it on a hang."""
+
+    def __init__(self, name):
+        self.t0 = time.monotonic()
+        self.stage = "start"
+        self.quiet = False  # True: print the JSON to stderr (L3 ranks other than 0)
+        self._lock = threading.Lock()
+        self._emitted = False
+        self.result = {
+            "probe": name, "schema": SCHEMA, "node": node_name(None), "duration_s": None,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "params": {}, "warnings": [], "timed_out": False, "error": None,
+        }
+
+    def setup(self, argv, spec):
+        params, warnings = parse_params(argv, spec)
+        self.result["params"] = params
+        self.result["warnings"].extend(warnings)
+        self.result["node"] = node_name(params.get("node"))
+        return params
+
+    def start_watchdog(self, timeout_s):
+        if not timeout_s or timeout_s <= 0:
+            return
+        timer = threading.Timer(float(timeout_s), self._on_timeout, args=(timeout_s,))
+        timer.daemon = True
+        timer.start()
+
+    def _on_timeout(self, timeout_s):
+        for pgid in list(_CHILD_GROUPS):
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.result["timed_out"] = True
+        self.result["error"] = "probe timed out after %s s during stage %r" % (timeout_s, self.stage)
+        self.emit()
+        os._exit(0)
+
+    def emit(self, crashed=False):
+        """Print the JSON line once (thread-safe). Returns False if it was already printed."""
+        if not self._lock.acquire(timeout=30):
+            return False
+        if self._emitted:
+            self._lock.release()
+            return False
+        self._emitted = True
+        self.result["duration_s"] = round(time.monotonic() - self.t0, 3)
+        if crashed:
+            self.result["crashed"] = True
+        line = None
+        for _ in range(3):  # another thread may still be mutating the result
+            try:
+                line = json.dumps(_finite(self.result), sort_keys=False)
+                break
+            except RuntimeError:
+                time.sleep(0.05)
+        if line is None:
+            line = json.dumps({"probe": self.result.get("probe"), "schema": SCHEMA,
+                               "node": self.result.get("node"), "error": "could not serialise result",
+                               "duration_s": self.result["duration_s"]})
+        _flush_c_stdio()
+        stream = sys.stderr if self.quiet else sys.stdout
+        try:
+            sys.stderr.flush()
+            stream.write("\n" + line + "\n")
+            stream.flush()
+        except Exception:
+            os.write(2 if self.quiet else 1, ("\n" + line + "\n").encode("utf-8", "replace"))
+        return True
+
+
+def main_wrapper(name, spec, body, watchdog_s=None):
+    """Run body(probe, params); map a bad-params error to exit 2 and a crash to exit 1.
+
+    watchdog_s(params) gives the watchdog's seconds (default: params["timeout_s"]).
+    """
+    probe = Probe(name)
+    try:
+        params = probe.setup(sys.argv, spec)
+        probe.start_watchdog(watchdog_s(params) if watchdog_s else params.get("timeout_s"))
+    except ProbeParamError as exc:
+        probe.result["error"] = "bad params: %s" % exc
+        probe.emit()
+        return 2
+    try:
+        body(probe, params)
+    except ProbeParamError as exc:
+        probe.result["error"] = "bad params: %s" % exc
+        probe.emit()
+        return 2
+    except Exception:
+        probe.result["error"] = "probe crashed in stage %r: %s" % (probe.stage, traceback.format_exc()[-4000:])
+        probe.emit(crashed=True)
+        return 1
+    probe.emit()
+    return 0
+
+
+def _tail(text, n=4000):
+    return text if len(text) <= n else text[-n:]
+
+
+def _read_back(fh, limit=4 * 1024 * 1024):
+    try:
+        fh.flush()
+        size = fh.seek(0, 2)
+        fh.seek(max(0, size - limit))
+        return fh.read().decode("utf-8", "replace")
+    except Exception:
+        return ""
+
+
+def run_cmd(cmd, timeout_s, env=None, stdin="devnull", cwd=None, on_timeout=None):
+    """Run cmd (a list) in its own process group, output to temp files, whole group killed at timeout.
+
+    stdin: "devnull", or "pipe" (an open pipe nobody writes to, closed only after the child ended).
+    on_timeout(pid) is called before the kill (to inspect the stuck child).
+    Returns {"rc", "stdout", "stderr", "timed_out", "duration_s", "error", "on_timeout"}.
+    """
+    res = {"rc": None, "stdout": "", "stderr": "", "timed_out": False, "duration_s": None,
+           "error": None, "on_timeout": None}
+    t0 = time.monotonic()
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    rfd = wfd = None
+    try:
+        if stdin == "pipe":
+            rfd, wfd = os.pipe()
+            stdin_arg = rfd
+        else:
+            stdin_arg = subprocess.DEVNULL
+        try:
+            proc = subprocess.Popen(cmd, stdin=stdin_arg, stdout=out, stderr=err, env=env, cwd=cwd,
+                                    start_new_session=True)
+        except OSError as exc:
+            res["error"] = "%s: %s" % (cmd[0], exc.strerror or exc)
+            res["not_found"] = isinstance(exc, FileNotFoundError)
+            return res
+        finally:
+            if rfd is not None:
+                os.close(rfd)
+        _CHILD_GROUPS.add(proc.pid)
+        try:
+            res["rc"] = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            res["timed_out"] = True
+            if on_timeout is not None:
+                try:
+                    res["on_timeout"] = on_timeout(proc.pid)
+                except Exception as exc:
+                    res["on_timeout"] = {"error": str(exc)}
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                res["rc"] = proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                res["rc"] = None
+        _CHILD_GROUPS.discard(proc.pid)
+        res["stdout"] = _read_back(out)
+        res["stderr"] = _read_back(err)
+        return res
+    finally:
+        if wfd is not None:
+            os.close(wfd)
+        out.close()
+        err.close()
+        res["duration_s"] = round(time.monotonic() - t0, 3)
+
+
+def signal_name(rc):
+    if rc is not None and rc < 0:
+        try:
+            return signal.Signals(-rc).name
+        except ValueError:
+            return "signal %d" % -rc
+    return None
+# --- end common ---
+
+PROBE = "sim_import"
+RESULT_MARKER = "__RLSTACK_PROBE_RESULT__ "
+INPUT_MARKER = "__RLSTACK_PROBE_INPUT__ "
+SPEC = {
+    "node": (None, "str?"),
+    "module": (None, "str?"),
+    "env": ({}, "dict"),
+    "required_env": ([], "list"),
+    "timeout_s": (120, "num"),
+    "stdin": ("devnull", "str"),
+    "python_path": ([], "any"),
+    "python": (None, "str?"),
+    "benchmark": (None, "dict?"),
+}
+HINTS = {
+    "prompts_for_input": "set the dataset/config env vars (e.g. LIBERO_DATASET_DIR) in the pod env and redirect "
+                         "stdin (</dev/null, or sys.stdin = open('/dev/null') before the import)",
+    "import_error": "install the package in the image or fix PYTHONPATH (python_path)",
+    "timeout": "raise timeout_s or look at stdout_tail/stderr_tail for what the import waits on",
+}
+
+CHILD = r'''
+import importlib, inspect, json, os, sys, time, traceback
+RM, IM = "__RLSTACK_PROBE_RESULT__ ", "__RLSTACK_PROBE_INPUT__ "
+def _hook(event, args):
+    if event == "builtins.input":
+        try:
+            os.write(2, ("\n" + IM + json.dumps(str(args[0]) if args else "") + "\n").encode("utf-8", "replace"))
+        except Exception:
+            pass
+sys.addaudithook(_hook)
+cfg = json.loads(sys.argv[1])
+r = {"ok": False}
+def fail(e):
+    traceback.print_exc()
+    tb = traceback.format_exc()
+    msg = repr(e.args[0]) if isinstance(e, KeyError) and len(e.args) == 1 else str(e)
+    return {"error_type": type(e).__name__, "error": msg[:2000], "traceback": tb[-6000:],
+            "missing_module": getattr(e, "name", None) if isinstance(e, ImportError) else None,
+            "key": e.args[0] if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str) else None}
+t0 = time.time()
+try:
+    m = importlib.import_module(cfg["module"])
+    r["ok"] = True
+    r["module_file"] = getattr(m, "__file__", None)
+    v = getattr(m, "__version__", None)
+    r["module_version"] = str(v) if v is not None else None
+except BaseException as e:
+    r.update(fail(e))
+r["import_s"] = round(time.time() - t0, 3)
+b = cfg.get("benchmark")
+if r["ok"] and b:
+    br = {"ok": False, "error": None, "error_type": None, "call": b.get("call"), "name": b.get("name"),
+          "result_type": None, "n_tasks": None, "count_via": None, "expect_tasks": b.get("expect_tasks"),
+          "task_names": None}
+    t1 = time.time()
+    try:
+        parts = b["call"].split(".")
+        obj, i = None, len(parts)
+        while i > 0:
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+                break
+            except ImportError:
+                i -= 1
+        if obj is None:
+            raise ImportError("cannot import any prefix of %r" % b["call"])
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        args = b.get("args")
+        if args is None:
+            args = [b["name"]] if b.get("name") is not None else []
+        res = obj(*args, **(b.get("kwargs") or {}))
+        if inspect.isclass(res) and b.get("instantiate", True):
+            res = res()
+        br["result_type"] = type(res).__name__ if not inspect.isclass(res) else res.__name__
+        for via, get in (("n_tasks", lambda o: o.n_tasks), ("get_num_tasks()", lambda o: o.get_num_tasks()),
+                         ("num_tasks", lambda o: o.num_tasks), ("len()", len), ("len(.tasks)", lambda o: len(o.tasks))):
+            try:
+                n = get(res)
+                n = n() if callable(n) else n
+                if isinstance(n, int) and not isinstance(n, bool):
+                    br["n_tasks"], br["count_via"] = n, via
+                    break
+            except Exception:
+                pass
+        try:
+            names = res.get_task_names()
+            br["task_names"] = [str(x) for x in list(names)[:50]]
+        except Exception:
+            pass
+        if br["n_tasks"] is None:
+            br["error"] = "could not count tasks of %s (no n_tasks, get_num_tasks(), num_tasks, len())" % br["result_type"]
+        elif br["expect_tasks"] is not None and br["n_tasks"] != br["expect_tasks"]:
+            br["error"] = "%d tasks, expected %d" % (br["n_tasks"], br["expect_tasks"])
+        else:
+            br["ok"] = True
+    except BaseException as e:
+        f = fail(e)
+        br["error"], br["error_type"] = "%s: %s" % (f["error_type"], f["error"]), f["error_type"]
+    br["duration_s"] = round(time.time() - t1, 3)
+    r["benchmark"] = br
+sys.stdout.flush()
+sys.stderr.flush()
+os.write(1, ("\n" + RM + json.dumps(r, default=str) + "\n").encode("utf-8", "replace"))
+'''
+
+ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+PROMPTISH = re.compile(r"(\?|:|\(y/n\)|\[y/n\]|>)\s*$", re.I)
+
+
+def stdin_wait_state(pid):
+    """True if the process is blocked in read(0, ...) (Linux /proc), False if not, None if unknown."""
+    try:
+        with open("/proc/%d/syscall" % pid) as fh:
+            fields = fh.read().split()
+    except OSError:
+        return None
+    if not fields or fields[0] in ("running", "-1"):
+        return False
+    read_nr = {"x86_64": "0", "aarch64": "63", "arm64": "63"}.get(platform.machine())
+    if read_nr is None or len(fields) < 2:
+        return None
+    return fields[0] == read_nr and int(fields[1], 16) == 0
+
+
+def _marker_re(marker):
+    return re.compile(r"\n" + re.escape(marker) + r"([^\n]*)\n?")
+
+
+def split_markers(stdout, stderr):
+    """(child result or None, input() prompts, stdout and stderr without the probe's marker lines)."""
+    result, prompts = None, []
+    rre, ire = _marker_re(RESULT_MARKER), _marker_re(INPUT_MARKER)
+    for m in rre.finditer(stdout):
+        try:
+            result = json.loads(m.group(1))
+        except ValueError:
+            pass
+    for m in ire.finditer(stderr):
+        try:
+            prompts.append(json.loads(m.group(1)))
+        except ValueError:
+            prompts.append(m.group(1))
+    return result, prompts, rre.sub("", stdout), ire.sub("", stderr)
+
+
+def _input_eof_in(text):
+    return "EOF when reading a line" in text and re.search(r"\binput\(", text) is not None
+
+
+def env_names_in(text, required):
+    """Upper-case names in text that look like env vars (required ones first)."""
+    found = [n for n in required if n in text]
+    if "environ" in text or "environment variable" in text.lower() or "getenv" in text:
+        for n in ENV_NAME.findall(text):
+            if n not in found and n not in ("EOF", "ERROR", "KEY", "PATH_MAX"):
+                found.append(n)
+    return found
+
+
+def classify(obs, required_env, stdin_mode):
+    """Pure classification. obs: {"import_timed_out", "returncode", "result", "stdout", "stderr",
+    "input_prompts", "blocked_on_stdin", "unset_required"} -> (status, message, hint, evidence, missing_env)."""
+    res = obs.get("result") or {}
+    tb = (res.get("traceback") or "") + "\n" + (obs.get("stderr") or "")
+    etype, emsg = res.get("error_type"), res.get("error") or ""
+    evidence = []
+    missing = list(obs.get("unset_required") or [])
+    prompts = obs.get("input_prompts") or []
+    timed_out = bool(obs.get("import_timed_out"))
+    eof = etype == "EOFError" or _input_eof_in(tb)
+
+    for pr in prompts:
+        evidence.append("input() called at import, prompt: %r" % pr)
+    last_out = (obs.get("stdout") or "").rstrip("\n").split("\n")[-1] if obs.get("stdout") else ""
+    if eof and _input_eof_in(tb):
+        evidence.append("EOFError: EOF when reading a line, raised by input() (stdin at %s)" % stdin_mode)
+    if timed_out and obs.get("blocked_on_stdin"):
+        evidence.append("timed out while reading stdin (fd 0)")
+    elif timed_out and last_out and PROMPTISH.search(last_out) and not (obs.get("stdout") or "").endswith("\n"):
+        evidence.append("timed out after printing a prompt: %r" % last_out[-200:])
+
+    # env-var evidence from the error
+    env_err = False
+    if res and not res.get("ok"):
+        if etype == "KeyError" and res.get("key") and ENV_NAME.fullmatch(res["key"] or "") and (
+                "environ" in tb or res["key"] in required_env):
+            env_err = True
+            if res["key"] not in missing:
+                missing.append(res["key"])
+        names = env_names_in(emsg, required_env) if etype not in ("ModuleNotFoundError", "ImportError") else []
+        if names and ("environment variable" in emsg.lower() or any(n in required_env for n in names)):
+            env_err = True
+            missing.extend(n for n in names if n not in missing)
+    if missing:
+        evidence.append("environment variable(s) not set: %s" % ", ".join(missing))
+
+    prompted = bool(prompts) or (eof and _input_eof_in(tb)) or (
+        timed_out and (obs.get("blocked_on_stdin") or any(e.startswith("timed out after printing") for e in evidence)))
+    if prompted:
+        status = "prompts_for_input"
+        if timed_out:
+            message = "import blocked: the library waits for interactive input"
+        else:
+            message = ("import failed: the library prompts for input at import (input() got EOF, stdin is %s)"
+                       % ("/dev/null" if stdin_mode == "devnull" else "closed"))
+        hint = HINTS["prompts_for_input"]
+    elif env_err or (missing and etype not in ("ModuleNotFoundError", "ImportError")):
+        status = "missing_env"
+        message = "missing environment variable(s): %s" % ", ".join(missing)
+        hint = "set %s in the pod's env block" % ", ".join(missing)
+    elif etype in ("ModuleNotFoundError", "ImportError"):
+        status = "import_error"
+        message = "%s: %s" % (etype, emsg)
+        hint = HINTS["import_error"]
+    elif timed_out:
+        status = "timeout"
+        message = "import did not finish within %s s" % obs.get("timeout_s")
+        hint = HINTS["timeout"]
+        evidence.append("timed out, not waiting on stdin")
+    elif res and not res.get("ok"):
+        status, message, hint = "error", "%s: %s" % (etype, emsg), None
+    elif not res:
+        rc = obs.get("returncode")
+        sig = signal_name(rc)
+        status, hint = "error", None
+        message = "the import's python died without a result (exit %s%s)" % (rc, ", " + sig if sig else "")
+        if obs.get("launch_error"):
+            message = "could not start python: %s" % obs["launch_error"]
+    else:
+        status, message, hint = "ok", "imported %s in %s s" % (obs.get("module"), res.get("import_s")), None
+    return status, message, hint, evidence, missing
+
+
+def body(probe, p):
+    r = probe.result
+    module = p["module"]
+    if not module:
+        raise ProbeParamError("module is required")
+    if p["stdin"] not in ("devnull", "pipe"):
+        raise ProbeParamError("stdin must be devnull or pipe")
+    if not all(isinstance(n, str) for n in p["required_env"]):
+        raise ProbeParamError("required_env must be a list of str")
+    pp = p["python_path"]
+    if isinstance(pp, str):
+        pp = [x for x in pp.split(os.pathsep) if x]
+    if not isinstance(pp, list):
+        raise ProbeParamError("python_path must be a list or a str")
+    bench = p["benchmark"]
+    if bench is not None and not isinstance(bench.get("call"), str):
+        raise ProbeParamError("benchmark.call must be a dotted function name")
+
+    env = dict(os.environ)
+    env.update({str(k): str(v) for k, v in p["env"].items()})
+    env["PYTHONUNBUFFERED"] = "1"
+    if pp:
+        env["PYTHONPATH"] = os.pathsep.join(pp + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    unset = [n for n in p["required_env"] if not env.get(n)]
+    python = p["python"] or sys.executable
+    cfg = {"module": module, "benchmark": bench}
+
+    probe.stage = "import %s" % module
+    res = run_cmd([python, "-c", CHILD, json.dumps(cfg)], p["timeout_s"], env=env, stdin=p["stdin"],
+                  on_timeout=stdin_wait_state)
+    result, prompts, out, err = split_markers(res["stdout"], res["stderr"])
+    obs = {"import_timed_out": res["timed_out"], "returncode": res["rc"], "result": result, "stdout": out,
+           "stderr": err, "input_prompts": prompts, "blocked_on_stdin": res["on_timeout"] if res["timed_out"] else None,
+           "unset_required": unset, "timeout_s": p["timeout_s"], "module": module, "launch_error": res["error"]}
+    status, message, hint, evidence, missing = classify(obs, p["required_env"], p["stdin"])
+    result = result or {}
+    bench_out = None
+    if bench is not None:
+        bench_out = result.get("benchmark") or not_attempted("import failed" if not result.get("ok") else "no result")
+    r.update({
+        "module": module, "status": status, "ok": status == "ok" and (bench_out is None or bool(bench_out.get("ok"))),
+        "message": message, "hint": hint, "evidence": evidence,
+        "stdin": p["stdin"], "timeout_s": p["timeout_s"], "import_timed_out": res["timed_out"],
+        "blocked_on_stdin": obs["blocked_on_stdin"], "returncode": res["rc"], "elapsed_s": res["duration_s"],
+        "import_s": result.get("import_s"),
+        "error_type": result.get("error_type"), "error": result.get("error"),
+        "traceback_tail": "\n".join((result.get("traceback") or "").rstrip().splitlines()[-15:]) or None,
+        "input_prompts": prompts, "missing_env": missing,
+        "env_set": sorted(p["env"]), "required_env": p["required_env"],
+        "module_file": result.get("module_file"), "module_version": result.get("module_version"),
+        "benchmark": bench_out,
+        "stdout_tail": _tail(out), "stderr_tail": _tail(err),
+    })
+    if res["error"]:
+        r["error"] = "could not start %s: %s" % (python, res["error"])
+    probe.stage = "done"
+
+
+if __name__ == "__main__":
+    # the watchdog leaves room for the child's own timeout
+    sys.exit(main_wrapper(PROBE, SPEC, body, watchdog_s=lambda p: float(p["timeout_s"]) + 60))

@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
+
+SEED_LEVELS = [
+    ("l0_infrastructure", "L0", "Infrastructure", 0, 12),
+    ("l1_container_build", "L1", "Container Build", 1, 847),
+    ("l2_container_test", "L2", "Container Test", 2, 95),
+    ("l3_nccl_efa", "L3", "NCCL/EFA", 3, 180),
+    ("l4_model_download", "L4", "Model Download", 4, 320),
+    ("l5_training_step/a", "L5", "<example-name>", 5, 540),
+    ("l5_training_step/b", "L5", "<example-name>", 5, 510),
+    ("l5_training_step/c", "L5", "<example-name>", 5, 620),
+    ("l6_multi_node", "L6", "Multi-Node", 6, 480),
+]
+
+SEED_TABLE = """========================================
+VALIDATION RESULTS: eks-p5
+========================================
+Level   Name                     Status   Time
+-----   ------------------------ ------   ----
+L0      Infrastructure           PASS     12s
+L1      Container Build          PASS     847s
+L2      Container Test           PASS     95s
+L3      NCCL/EFA                 PASS     180s
+L4      Model Download           PASS     320s
+L5      <example-name>           PASS     540s
+L5      <example-name>           PASS     510s
+L5      <example-name>           PASS     620s
+L6      Multi-Node               PASS     480s
+========================================
+9/9 passed in 3604s"""
+
+
+def level(level_id, lvl, name, order, seconds, status="PASS", checks=None):
+    return {"id": level_id, "level": lvl, "name": name, "order": order, "status": status, "reason": "",
+            "duration_s": seconds, "checks": checks or [], "nodes": {}, "summary": {}}
+
+
+def seed_stats():
+    plan = [{"id": i, "level": lv, "name": n, "order": o, "selected": True} for i, lv, n, o, _ in SEED_LEVELS]
+    levels = dict((i, level(i, lv, n, o, s)) for i, lv, n, o, s in SEED_LEVELS)
+    return {"eks-p5": {"run_id": "20261130t021500-ab12", "plan": plan, "levels": levels}}
+
+
+FAILED_CHECK = {"name": "gpu_count", "node": "p5-node-1", "op": "eq", "expected": 8, "actual": 7, "unit": "",
+                "passed": False, "message": "gpu_count expected 8, saw 7", "hint": "check XID errors",
+                "evidence_missing": False}
+PASSED_CHECK = dict(FAILED_CHECK, node="p5-node-0", actual=8, passed=True, message="gpu_count: 8 (expected 8)",
+                    hint="")
+
+
+def failing_stats():
+    plan = [
+        {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0, "selected": True},
+        {"id": "l1_runtime", "level": "L1", "name": "Runtime", "order": 1, "selected": True},
+        {"id": "l3_5_efa", "level": "L3.5", "name": "EFA Validation", "order": 3.5, "selected": False},
+    ]
+    l0 = level("l0_infrastructure", "L0", "Infrastructure", 0, 12.4, "FAIL", [PASSED_CHECK, FAILED_CHECK])
+    l0["reason"] = "p5-node-1: gpu_count expected 8, saw 7 — check XID errors"
+    return {"eks-p5": {"run_id": "r1", "plan": plan, "levels": {"l0_infrastructure": l0}}}
+
+
+def test_seed_table_is_reproduced():
+    (report,) = r.build_reports(seed_stats())
+    assert "\n".join(r.render_table(report)) == SEED_TABLE
+    assert report["status"] == "PASS"
+
+
+def test_failed_level_skips_and_reasons():
+    (report,) = r.build_reports(failing_stats())
+    lines = r.render_table(report)
+    assert lines[5] == "L0      Infrastructure           FAIL     12s"
+    assert lines[6] == "        p5-node-1: gpu_count expected 8, saw 7"
+    assert lines[7] == "          -> check XID errors"
+    assert lines[8] == "L1      Runtime                  SKIPPED  -     not run: L0 failed"
+    assert lines[9] == "L3.5    EFA Validation           SKIPPED  -     not selected (--tags)"
+    assert lines[-1] == "0/3 passed, 1 failed, 2 skipped in 12s"
+    assert report["status"] == "FAIL"
+
+
+def test_rows_sorted_by_order_and_long_names_widen_the_column():
+    stats = {"c": {"plan": [], "levels": {
+        "b": level("b", "L5", "Training step libero-pi0-fast-long-name", 5, 1),
+        "a": level("a", "L3.5", "EFA Validation", 3.5, 2),
+        "z": level("z", "LOCAL", "Local checks", -1, 3),
+    }}}
+    lines = r.render_table(r.cluster_report("c", stats["c"]))
+    assert [line.split()[0] for line in lines[5:8]] == ["LOCAL", "L3.5", "L5"]
+    assert lines[7].startswith("L5      Training step libero-pi0-fast-long-name PASS     1s")
+
+
+def test_selected_level_without_result_marks_the_run_incomplete():
+    stats = seed_stats()
+    del stats["eks-p5"]["levels"]["l4_model_download"]
+    report = r.cluster_report("eks-p5", stats["eks-p5"])
+    assert report["incomplete"] == ["l4_model_download"]
+    assert report["status"] == "FAIL"
+    text = "\n".join(r.render_table(report))
+    assert "L4      Model Download           SKIPPED  -     no result" in text
+    assert "note: L4 Model Download was selected but has no result" in text
+
+
+def test_no_data_cluster():
+    report = r.cluster_report("eks-g6", None)
+    lines = r.render_table(report)
+    assert lines[1] == "VALIDATION RESULTS: eks-g6"
+    assert lines[3].startswith("no validation results were recorded for this cluster")
+    assert report["status"] == "FAIL"
+
+
+def test_failed_checks_are_capped():
+    checks = [dict(FAILED_CHECK, node="n%d" % i) for i in range(5)]
+    stats = {"c": {"levels": {"l0": level("l0", "L0", "Infra", 0, 1, "FAIL", checks)}}}
+    lines = r.render_table(r.cluster_report("c", stats["c"]), max_failed_checks=2)
+    assert "        ... and 3 more failed checks (see report.json)" in lines
+
+
+def test_report_json_and_junit(tmp_path):
+    reports = r.build_reports(failing_stats(), hosts=["eks-g6"], run_start=1000.0, run_end=1100.0)
+    paths = r.write_reports(str(tmp_path / "out"), reports, 1000.0, 1100.0)
+    assert [os.path.basename(x) for x in paths] == ["report.json", "junit.xml"]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert doc["status"] == "FAIL" and doc["duration_s"] == 100.0 and doc["start"] == "1970-01-01T00:16:40Z"
+    by_name = dict((c["cluster"], c) for c in doc["clusters"])
+    p5 = by_name["eks-p5"]
+    assert p5["run_id"] == "r1" and p5["summary"] == {"passed": 0, "failed": 1, "skipped": 2, "total": 3}
+    assert [lv["status"] for lv in p5["levels"]] == ["FAIL", "SKIPPED", "SKIPPED"]
+    assert p5["levels"][0]["checks"][1]["actual"] == 7
+    assert by_name["eks-g6"]["has_data"] is False
+
+    root = ET.parse(str(tmp_path / "out" / "junit.xml")).getroot()
+    assert root.tag == "testsuites"
+    suites = dict((s.get("name"), s) for s in root.findall("testsuite"))
+    p5_suite = suites["eks-p5"]
+    assert p5_suite.get("tests") == "5" and p5_suite.get("failures") == "2" and p5_suite.get("skipped") == "2"
+    cases = p5_suite.findall("testcase")
+    assert cases[0].get("name") == "L0 Infrastructure"
+    assert "gpu_count expected 8, saw 7" in cases[0].find("failure").text
+    node_case = [c for c in cases if c.get("name") == "p5-node-1: gpu_count"][0]
+    assert "hint: check XID errors" in node_case.find("failure").text
+    skipped = [c for c in cases if c.find("skipped") is not None]
+    assert [c.find("skipped").get("message") for c in skipped] == ["not run: L0 failed", "not selected (--tags)"]
+    assert suites["eks-g6"].find("testcase/error") is not None
+    assert not [f for f in os.listdir(str(tmp_path / "out")) if f.endswith(".tmp")]
+
+
+def test_junit_strips_characters_xml_cannot_hold():
+    check = dict(FAILED_CHECK, message="bad \x1b[31mred\x1b[0m \x00 text")
+    stats = {"c": {"levels": {"l0": level("l0", "L0", "Infra", 0, 1, "FAIL", [check])}}}
+    text = r.junit_xml(r.build_reports(stats))
+    ET.fromstring(text.encode("utf-8"))
+
+
+def test_plain_turns_mappings_and_subclasses_into_builtins():
+    class Tagged(str):
+        pass
+
+    value = r.plain({"a": (1, Tagged("x")), 2: {"b": None}})
+    assert value == {"a": [1, "x"], "2": {"b": None}}
+    assert type(value["a"][1]) is str

@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rlstack.validation.plugins.modules import level_assert
+
+
+def run_module(capsys, args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            level_assert.main()
+    out = json.loads(capsys.readouterr().out)
+    return exc.value.code, out
+
+
+L0_CHECKS = [
+    {"name": "gpu_count", "node": "p5-node-0", "actual": "8", "expected": 8},
+    {"name": "gpu_count", "node": "p5-node-1", "actual": 7, "expected": 8,
+     "hint": "check XID errors and the GPU operator"},
+    {"name": "efa_count", "node": "p5-node-1", "actual": 32, "expected": "32"},
+]
+
+
+def test_failed_level_fails_the_task_with_every_failed_check(capsys):
+    rc, out = run_module(capsys, {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure",
+                                  "checks": L0_CHECKS + [{"name": "fsx", "node": "p5-node-1",
+                                                          "evidence_missing": True, "fail_msg": "probe exited 1"}]})
+    assert rc == 1
+    assert out["failed"] is True and out["changed"] is False
+    assert out["msg"].splitlines() == [
+        "L0 Infrastructure: 2 of 4 checks failed",
+        "- p5-node-1: gpu_count expected 8, saw 7 — check XID errors and the GPU operator",
+        "- p5-node-1: fsx: could not collect the evidence (probe exited 1) — " + out["result"]["checks"][3]["hint"],
+    ]
+    assert out["failed_checks"] == out["msg"].splitlines()[1:]
+    assert out["result"]["status"] == "FAIL"
+    assert out["result"]["nodes"]["p5-node-1"]["failed_checks"] == ["gpu_count", "fsx"]
+
+
+def test_report_only_returns_the_verdict_without_failing(capsys):
+    rc, out = run_module(capsys, {"id": "l0_infrastructure", "checks": L0_CHECKS, "report_only": True})
+    assert rc == 0
+    assert not out.get("failed")
+    assert out["result"]["status"] == "FAIL"
+    assert out["result"]["level"] == "L0" and out["result"]["order"] == 0.0
+    assert len(out["failed_checks"]) == 1
+
+
+def test_pass_in_check_mode_with_nccl(capsys):
+    facts = {"network": "efa", "nranks": 2, "nnodes": 2, "complete": True, "wrong_total": 0, "signatures": [],
+             "tables": [{"test": "all_reduce", "rows": [{"size": 1 << 30, "out_of_place": {"busbw": 2.6}}]}]}
+    rc, out = run_module(capsys, {
+        "id": "l3_5_efa", "level": "L3.5", "name": "EFA Validation", "order": "3.5", "duration_s": "95",
+        "_ansible_check_mode": True,
+        "nccl": [{"name": "allreduce", "facts": facts,
+                  "expect": {"network": "efa", "nranks": "2", "min_busbw": [{"size": "1G", "floor": "2.0"}],
+                             "tolerance": "0.1"}}],
+    })
+    assert rc == 0, out
+    assert out["changed"] is False
+    assert out["msg"] == "L3.5 EFA Validation: PASS, 6 of 6 checks passed"
+    assert out["result"]["duration_s"] == 95.0
+    assert out["failed_checks"] == []
+
+
+def test_skip_reason_and_empty_level(capsys):
+    rc, out = run_module(capsys, {"id": "l6_evaluation", "skip_reason": "no evaluation configured"})
+    assert rc == 0 and out["result"]["status"] == "SKIPPED"
+    assert out["msg"] == "L6 l6_evaluation: SKIPPED (no evaluation configured)"
+    rc, out = run_module(capsys, {"id": "l2_single_gpu", "name": "Single GPU"})
+    assert rc == 1
+    assert "nothing was checked" in out["msg"]
+
+
+def test_unknown_op_is_rejected_by_the_argspec(capsys):
+    rc, out = run_module(capsys, {"id": "l0", "checks": [{"name": "x", "op": "approx", "actual": 1}]})
+    assert rc == 1
+    assert "approx" in out["msg"]
