@@ -103,9 +103,6 @@ def test_image_pull_error(core, namespace, scenario):
                       "the unmanaged pod Running")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simctl.py bug: after sim-image-pull-backoff sets ImagePullBackOff (Ready=False), kwok's pod-ready stage "
-    "matches the Pending pod and makes it Running within a second; see sim/README.md, Known issues"))
 def test_image_pull_error_pod_stays_waiting(core, namespace, scenario):
     scenario("image-pull-error")
     created = core.create_namespaced_pod(namespace, simkit.pod_body("managed", labels=simkit.MANAGED))
