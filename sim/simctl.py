@@ -82,8 +82,12 @@ def module_dir(module: str, version: str) -> Path:
 
 
 def load_yaml_docs(path: Path) -> list:
+    """Objects of a YAML file: several documents, or one document holding a list of objects."""
     import yaml
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+    out = []
+    for doc in yaml.safe_load_all(path.read_text()):
+        out.extend(doc if isinstance(doc, list) else [doc] if doc else [])
+    return out
 
 
 def scenarios() -> dict:

@@ -10,6 +10,9 @@ the files that the collection's roles and playbooks refer to.
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
@@ -23,6 +26,11 @@ def local_lint_files(paths, exclude=None, base="", patterns=None):
                                     _plain(patterns) if patterns else None)
     except _pitfalls.LintError as exc:
         raise AnsibleFilterError("local_lint_files: %s" % exc)
+
+
+def local_display_path(path, base=""):
+    """The path relative to base when it is below base, else as given."""
+    return _pitfalls.display_path(str(path or ""), str(base or ""))
 
 
 def shellcheck_checks(output, files, base="", severity="warning"):
@@ -45,12 +53,29 @@ def reference_checks(root, collection="", paths=None):
     return {"checks": checks, "references": refs}
 
 
+def local_which(name, first_dirs=None):
+    """Path of a program: `name` itself when it is a path, else the first of first_dirs/name that is
+    executable, else shutil.which(name); '' when there is none."""
+    name = str(name or "").strip()
+    if not name:
+        return ""
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else ""
+    for directory in _plain(first_dirs or []):
+        candidate = os.path.join(str(directory), name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which(name) or ""
+
+
 class FilterModule:
     """Local mode filters."""
 
     def filters(self):
         return {
             "local_lint_files": local_lint_files,
+            "local_which": local_which,
+            "local_display_path": local_display_path,
             "shellcheck_checks": shellcheck_checks,
             "yamllint_checks": yamllint_checks,
             "reference_checks": reference_checks,

@@ -19,5 +19,7 @@ for bundle in (os.environ.get("PIP_CERT"), os.environ.get("SSL_CERT_FILE"), "/et
         break
 
 ensurepip.bootstrap(upgrade=False)
+# ensurepip sets PIP_CONFIG_FILE=/dev/null in this process; the real install must read pip.conf again.
+os.environ.pop("PIP_CONFIG_FILE", None)
 args = [arg for arg in sys.argv[1:] if arg not in ("--no-setuptools", "--no-wheel")]
 sys.exit(subprocess.call([sys.executable, "-m", "pip", "install", "--disable-pip-version-check"] + args))
