@@ -920,6 +920,26 @@ _LOOKUP = re.compile(
 _ROLE_PATH = re.compile(r"""\{\{\s*role_path\s*\}\}(/(?:[^\s'"{}]|\{\{[^}]*\}\})*)""")
 
 
+def _first_word(text):
+    """The first word of a free-form argument, keeping Jinja expressions ({{ a }}) whole."""
+    blocks = []
+
+    def keep(match):
+        blocks.append(match.group(0))
+        return "\x00%d\x00" % (len(blocks) - 1)
+
+    masked = _JINJA.sub(keep, str(text).strip())
+    word = masked.split()[0] if masked.split() else ""
+    return re.sub("\x00(\\d+)\x00", lambda m: blocks[int(m.group(1))], word)
+
+
+def _without_comments(text, path):
+    """The text with comments blanked (line numbers kept): YAML comment lines, Jinja {# #} comments."""
+    if path.endswith(".j2"):
+        return re.sub(r"\{#.*?#\}", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return "\n".join("" if line.lstrip().startswith("#") else line for line in text.split("\n"))
+
+
 def _short_action(key):
     for prefix in ("ansible.builtin.", "ansible.legacy."):
         if key.startswith(prefix):
@@ -1033,6 +1053,7 @@ class ReferenceScanner:
         except (IOError, OSError) as exc:
             return [{"file": path, "line": 0, "kind": "read", "ref": path, "status": "missing", "where": str(exc)}]
         found = []
+        text = _without_comments(text, path)
         if path.endswith(YAML_SUFFIXES):
             try:
                 docs = _yaml_load_all(text, path)
@@ -1101,9 +1122,9 @@ class ReferenceScanner:
         for key, value in node.items():
             action = _short_action(str(key))
             if action in ("include_tasks", "import_tasks", "include"):
-                ref = value.get("file") or value.get("_raw_params") if isinstance(value, dict) else value
-                if isinstance(ref, str):
-                    found.append(("tasks", ref.split()[0] if ref.strip() else ref, None))
+                ref = (value.get("file") or value.get("_raw_params")) if isinstance(value, dict) else value
+                if isinstance(ref, str) and ref.strip():
+                    found.append(("tasks", ref.strip(), None))
             elif action in ("include_role", "import_role") and isinstance(value, dict) and value.get("name"):
                 found.append(("role", value["name"], None))
                 for option in ("tasks_from", "vars_from", "defaults_from", "handlers_from"):
@@ -1117,12 +1138,14 @@ class ReferenceScanner:
             elif action == "script" and ("name" in node or len(node) <= 3):
                 ref = value.get("cmd") if isinstance(value, dict) else value
                 if isinstance(ref, str) and ref.strip():
-                    found.append(("file", ref.split()[0], None))
+                    found.append(("file", _first_word(ref), None))
             elif action == "include_vars" and ("name" in node or len(node) <= 3):
-                ref = (value.get("file") or value.get("dir") or value.get("_raw_params")) \
-                    if isinstance(value, dict) else value
+                if isinstance(value, dict):
+                    ref = value.get("file") or value.get("dir") or value.get("_raw_params")
+                else:
+                    ref = _first_word(value) if isinstance(value, str) else None
                 if isinstance(ref, str) and ref.strip():
-                    found.append(("vars", ref.split()[0], None))
+                    found.append(("vars", ref.strip(), None))
             if isinstance(value, (dict, list)):
                 self._walk(path, value, found, in_play and key in ("tasks", "pre_tasks", "post_tasks",
                                                                     "handlers", "block", "rescue", "always"))
@@ -1171,8 +1194,13 @@ def reference_checks(root, collection="", paths=("roles", "playbooks")):
 # --------------------------------------------------------------------------------------------------
 # files to lint and the output of shellcheck / yamllint -> checks
 
-PRUNED_DIRS = (".git", ".venv", "venv", ".tox", ".nox", ".cache", ".collections", ".ansible", ".sim",
+PRUNED_DIRS = (".git", ".venv*", "venv", ".tox", ".nox", ".cache", ".collections", ".ansible", ".sim",
                "node_modules", "__pycache__", ".terraform", ".pytest_cache", ".hypothesis", ".mypy_cache")
+
+
+def pruned(name):
+    """True for a directory name that is never searched (tool state, virtual environments, caches)."""
+    return any(fnmatch.fnmatch(name, pattern) for pattern in PRUNED_DIRS)
 
 
 def exclude_match(rel_path, patterns):
@@ -1191,13 +1219,36 @@ def exclude_match(rel_path, patterns):
     return False
 
 
-def lint_files(paths, exclude=(), base="", patterns=None):
+def git_files(directory):
+    """The files git knows under a directory of a work tree (tracked, and untracked but not ignored),
+    as absolute paths; None when the directory is not in a git work tree or git is missing."""
+    import subprocess  # only here: filters run on the controller, never in a module
+    try:
+        proc = subprocess.run(["git", "-C", directory, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    names = proc.stdout.decode("utf-8", errors="replace").split("\0")
+    return [os.path.join(directory, name) for name in names if name]
+
+
+def _walk_files(directory):
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not pruned(d))
+        for name in sorted(files):
+            yield os.path.join(root, name)
+
+
+def lint_files(paths, exclude=(), base="", patterns=None, use_git=True):
     """Files to lint, by kind: {'shell': [...], 'yaml': [...]} (absolute paths, sorted).
 
-    paths: files and directories; directories are walked without following links, skipping hidden and
-    tool directories (PRUNED_DIRS) and everything `exclude` names (paths relative to `base`, or globs).
-    A file given explicitly is always kept. patterns: {'shell': ['*.sh', '*.bash'], 'yaml': ['*.yml',
-    '*.yaml']} by default.
+    paths: files and directories. In a directory of a git work tree the files are those git knows
+    (tracked, or untracked and not ignored by .gitignore); elsewhere every file. Directories named in
+    PRUNED_DIRS (tool state such as .git, .venv*, .collections, .ansible) are never searched, nor what
+    `exclude` names (paths relative to `base`, or globs). A file given explicitly is always kept.
+    patterns: {'shell': ['*.sh', '*.bash'], 'yaml': ['*.yml', '*.yaml']} by default.
     """
     patterns = patterns or {"shell": ["*.sh", "*.bash"], "yaml": ["*.yml", "*.yaml"]}
     base = os.path.abspath(base or os.getcwd())
@@ -1217,16 +1268,17 @@ def lint_files(paths, exclude=(), base="", patterns=None):
             continue
         if not os.path.isdir(path):
             raise LintError("%s does not exist" % path)
-        for root, dirs, files in os.walk(path):
-            rel_root = os.path.relpath(root, base)
-            dirs[:] = sorted(d for d in dirs if d not in PRUNED_DIRS
-                             and not exclude_match(os.path.normpath(os.path.join(rel_root, d)), exclude))
-            for name in sorted(files):
-                full = os.path.join(root, name)
-                if os.path.islink(full) and not os.path.exists(full):
-                    continue
-                if not exclude_match(os.path.normpath(os.path.join(rel_root, name)), exclude):
-                    classify(full)
+        files = git_files(path) if use_git else None
+        if files is None:
+            files = _walk_files(path)
+        for full in files:
+            rel_dir = os.path.relpath(os.path.dirname(full), path)
+            if rel_dir != "." and any(pruned(part) for part in rel_dir.split(os.sep)):
+                continue
+            if not os.path.isfile(full):
+                continue  # a link to a directory, or a deleted file git still tracks
+            if not exclude_match(os.path.relpath(full, base), exclude):
+                classify(full)
     return dict((kind, sorted(set(items))) for kind, items in out.items())
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """L0 probe: GPUs (nvidia-smi), EFA/RDMA devices, shared-storage write/read/delete.
 
 Usage: python3 probe_node.py '{"storage_path": "/fsx"}'   -- fields: docs/probes.md (L0)
@@ -170,7 +169,7 @@ class Probe(object):
         if crashed:
             self.result["crashed"] = True
         line = None
-        for _ in range(3):  # another thread may still be mutating the result
+        for _attempt in range(3):  # another thread may still be mutating the result
             try:
                 line = json.dumps(_finite(self.result), sort_keys=False)
                 break
@@ -298,6 +297,7 @@ def signal_name(rc):
             return "signal %d" % -rc
     return None
 # --- end common ---
+
 
 PROBE = "node"
 QUERY_FIELDS = ["index", "name", "memory.total", "uuid", "pci.bus_id", "driver_version"]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """L1 probe: torch / CUDA / cuDNN / NCCL versions, GPUs seen by torch, and isolated imports.
 
 Usage: python3 probe_runtime.py '{"imports": ["transformers", "flash_attn", "verl", "ray"]}'
@@ -169,7 +168,7 @@ class Probe(object):
         if crashed:
             self.result["crashed"] = True
         line = None
-        for _ in range(3):  # another thread may still be mutating the result
+        for _attempt in range(3):  # another thread may still be mutating the result
             try:
                 line = json.dumps(_finite(self.result), sort_keys=False)
                 break
@@ -297,6 +296,7 @@ def signal_name(rc):
             return "signal %d" % -rc
     return None
 # --- end common ---
+
 
 PROBE = "runtime"
 MARKER = "__RLSTACK_PROBE__ "

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """L2 probe: load a checkpoint's config, tokenizer and model on one GPU, run one forward pass.
 
 Usage: python3 probe_model.py '{"model_path": "/fsx/models/openvla-7b",
@@ -168,7 +167,7 @@ class Probe(object):
         if crashed:
             self.result["crashed"] = True
         line = None
-        for _ in range(3):  # another thread may still be mutating the result
+        for _attempt in range(3):  # another thread may still be mutating the result
             try:
                 line = json.dumps(_finite(self.result), sort_keys=False)
                 break
@@ -296,6 +295,7 @@ def signal_name(rc):
             return "signal %d" % -rc
     return None
 # --- end common ---
+
 
 PROBE = "model"
 SPEC = {

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """L3 probe: NCCL process group, FSDP wrap + forward/backward, exact all-reduce check, busbw sweep.
 
 Usage:  python3 probe_multigpu.py '{"max_bytes": 4294967296}'                 (world 1)
@@ -170,7 +169,7 @@ class Probe(object):
         if crashed:
             self.result["crashed"] = True
         line = None
-        for _ in range(3):  # another thread may still be mutating the result
+        for _attempt in range(3):  # another thread may still be mutating the result
             try:
                 line = json.dumps(_finite(self.result), sort_keys=False)
                 break
@@ -298,6 +297,7 @@ def signal_name(rc):
             return "signal %d" % -rc
     return None
 # --- end common ---
+
 
 PROBE = "multigpu"
 SPEC = {
@@ -544,7 +544,7 @@ def stage_fsdp(torch, p, device, world, rank):
                 def forward(self, x):
                     return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(x))))
 
-            layers = [Block(256) for _ in range(4)]
+            layers = [Block(256) for _block in range(4)]
             model = nn.Sequential(*(layers + [nn.Linear(256, 256)])).to(device=device, dtype=dtype)
             layers = list(model)[:-1]
             vocab = None
@@ -565,7 +565,7 @@ def stage_fsdp(torch, p, device, world, rank):
         losses, grads_ok = [], True
         gen = torch.Generator(device="cpu")
         gen.manual_seed(100 + rank)  # different data on each rank
-        for _ in range(info["steps"]):
+        for _step in range(info["steps"]):
             if vocab:
                 ids = torch.randint(0, vocab, (2, 16), generator=gen).to(device)
                 loss = model(input_ids=ids, labels=ids).loss
@@ -653,7 +653,7 @@ def stage_sweep(torch, dist, p, device, world, rank, rank_lines, probe, out):
         probe.stage = "sweep warm-up"
         for size in (sizes[-1], sizes[0]):
             view = buf[: size // esize]
-            for _ in range(p["warmup_iters"]):
+            for _iteration in range(p["warmup_iters"]):
                 dist.all_reduce(view)
         sync()
 
@@ -666,14 +666,14 @@ def stage_sweep(torch, dist, p, device, world, rank, rank_lines, probe, out):
             if cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                for _ in range(p["iters"]):
+                for _iteration in range(p["iters"]):
                     dist.all_reduce(view)
                 end.record()
                 end.synchronize()
                 sec = start.elapsed_time(end) / 1000.0 / p["iters"]
             else:
                 t0 = time.perf_counter()
-                for _ in range(p["iters"]):
+                for _iteration in range(p["iters"]):
                     dist.all_reduce(view)
                 sec = (time.perf_counter() - t0) / p["iters"]
             tt = torch.tensor([sec], dtype=torch.float64, device=device)
@@ -763,13 +763,12 @@ def body(probe, p):
               "env_defaulted": defaulted,
               "init": None, "fsdp": None, "allreduce": None, "allreduce_ok": False, "sweep": None,
               "ranks": [], "ok": False})
-    skipped = lambda why: not_attempted(why)  # noqa: E731
 
     def skip_all(why):
-        r["init"] = r["init"] or skipped(why)
-        r["fsdp"] = skipped(why) if p["fsdp"] else None
-        r["allreduce"] = skipped(why) if p["allreduce_check"] else None
-        r["sweep"] = skipped(why) if p["sweep"] else None
+        r["init"] = r["init"] or not_attempted(why)
+        r["fsdp"] = not_attempted(why) if p["fsdp"] else None
+        r["allreduce"] = not_attempted(why) if p["allreduce_check"] else None
+        r["sweep"] = not_attempted(why) if p["sweep"] else None
 
     probe.stage = "import torch"
     try:

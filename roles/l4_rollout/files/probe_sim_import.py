@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """L4 probe: import a simulation library in a child python, non-interactively, under a timeout.
 
 Usage: python3 probe_sim_import.py '{"module": "libero.libero",
@@ -172,7 +171,7 @@ class Probe(object):
         if crashed:
             self.result["crashed"] = True
         line = None
-        for _ in range(3):  # another thread may still be mutating the result
+        for _attempt in range(3):  # another thread may still be mutating the result
             try:
                 line = json.dumps(_finite(self.result), sort_keys=False)
                 break
@@ -300,6 +299,7 @@ def signal_name(rc):
             return "signal %d" % -rc
     return None
 # --- end common ---
+
 
 PROBE = "sim_import"
 RESULT_MARKER = "__RLSTACK_PROBE_RESULT__ "
