@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """`python3` inside a simulated pod: replays what a probe printed on a real GPU machine.
 
 kwok runs `exec` commands on this machine; the node runtime (simctl.py runtime) puts a directory in

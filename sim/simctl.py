@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """simctl: the simulated EKS GPU cluster used by `make demo` and the tests.
 
 A real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) built from source,
@@ -17,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import json
 import os
 import shutil
 import signal
@@ -263,7 +261,7 @@ def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
              {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]
     labels = dict(MANAGED)
     if key:
-        level, _, role = key.partition("/")
+        level, _sep, role = key.partition("/")
         exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "In", "values": [level]})
         if role:
             exprs.append({"key": f'.metadata.labels["{ROLE_LABEL}"]', "operator": "In", "values": [role]})
@@ -299,7 +297,7 @@ def scenario_stages(name: str) -> list:
                     terminated("Succeeded", 0, "Completed"), delay="3s", weight=10)
     # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") must be excluded from the default too.
     for key in outcomes:
-        level, _, role = key.partition("/")
+        level, _sep, role = key.partition("/")
         if role:
             default["spec"]["selector"]["matchExpressions"].append(
                 {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + (.metadata.labels["{ROLE_LABEL}"] // "")',
@@ -348,7 +346,7 @@ def cluster_running() -> bool:
     if not kubeconfig().exists():
         return False
     try:
-        client, api, _ = clients()
+        client, api, _dyn = clients()
         client.VersionApi(api).get_code(_request_timeout=3)
         return True
     except Exception:
@@ -382,13 +380,14 @@ def up(scenario: str) -> None:
     kwokctl = str(bins / "kwokctl")
     log("checking that kwokctl would download nothing (dry run)")
     dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],
-                         env=kwok_env(), capture_output=True, text=True, timeout=120)
+                         env=kwok_env(), capture_output=True, text=True, timeout=120, check=False)
     urls = [line for line in dry.stdout.splitlines() if line.startswith("# Download http")]
     if dry.returncode != 0 or urls:
         die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
     log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
     created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig", "",
-                              "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300)
+                              "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300,
+                             check=False)
     if created.returncode != 0:
         die("kwokctl create cluster failed:\n" + created.stdout[-2000:] + created.stderr[-2000:])
     shutil.copy(STATE / "kwok" / "clusters" / CLUSTER / "kubeconfig.yaml", kubeconfig())
@@ -487,7 +486,7 @@ def down(quiet: bool = False) -> None:
     bins = bin_dir()
     if (STATE / "kwok" / "clusters" / CLUSTER).exists() and (bins / "kwokctl").exists():
         subprocess.run([str(bins / "kwokctl"), "delete", "cluster", "--name", CLUSTER], env=kwok_env(),
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, check=False)
     # Anything kwokctl left (it kills by its own pid files) goes by those pid files too.
     for pidfile in (STATE / "kwok").glob("clusters/*/pids/*.pid"):
         try:
@@ -512,7 +511,7 @@ def status() -> int:
         pid = int(pidfile.read_text().strip() or 0)
         print(f"  {pidfile.stem:28s} pid {pid:<8d} {'running' if alive(pid) else 'STOPPED'}")
     if cluster_running():
-        client, api, _ = clients()
+        client, api, _dyn = clients()
         for node in client.CoreV1Api(api).list_node().items:
             ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
             cap = node.status.capacity or {}

@@ -195,7 +195,6 @@ def jobs_summary(jobs, pods, grace_s=45.0, now=None):
 RC_MARKER = "__rlstack_rc="
 
 
-
 def probe_output(stdout, rc=None, stderr=""):
     """Read a probe's output (contract in docs/probes.md) from an exec or command result.
 

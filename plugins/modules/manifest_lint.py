@@ -48,6 +48,12 @@ options:
         description: The object, as a dict or as YAML text of one document.
         type: raw
         required: true
+      data_files:
+        description:
+          - Keys of the object's C(data) read from files, as C(kubectl create configmap --from-file) does
+            (for a ConfigMap: the probe scripts). An unreadable file fails the module.
+        type: dict
+        default: {}
       provided_env:
         description:
           - Names of environment variables that something outside the object provides (for the manifests of
@@ -275,6 +281,7 @@ def argument_spec():
         manifests=dict(type="list", elements="dict", default=[], options=dict(
             source=dict(type="str", required=True),
             definition=dict(type="raw", required=True),
+            data_files=dict(type="dict", default={}),
             provided_env=dict(type="list", elements="str", default=[]),
         )),
         paths=dict(type="list", elements="path", default=[]),
@@ -314,6 +321,16 @@ def _inline_object(item):
         definition = docs[0]
     if not _pitfalls.is_k8s_object(definition):
         raise _pitfalls.LintError("%s: definition is not a Kubernetes object (apiVersion and kind)" % item["source"])
+    if item.get("data_files"):
+        definition = dict(definition)
+        data = dict(definition.get("data") or {})
+        for key, path in item["data_files"].items():
+            try:
+                with open(path, "rb") as handle:
+                    data[key] = handle.read().decode("utf-8", errors="replace")
+            except (IOError, OSError) as exc:
+                raise _pitfalls.LintError("%s: cannot read %s for data key %s: %s" % (item["source"], path, key, exc))
+        definition["data"] = data
     return definition
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Compose the launcher and Job logs that the simulated cluster serves, from real public logs.
 
 No public log shows a whole 2 x p5.48xlarge nccl-tests MPIJob with NCCL_DEBUG=INFO, so each replayed

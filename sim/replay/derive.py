@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the simulated nodes' replay data (probes/) from the outputs recorded on real H200s (recorded/).
 
 Most replays are the recorded output as is. The L0 node probe is adapted per simulated instance type,

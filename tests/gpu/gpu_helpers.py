@@ -34,5 +34,5 @@ def run_probe(name, params, launcher=None, env=None, timeout=600):
     full_env = dict(os.environ, NCCL_NVLS_ENABLE="0", HF_HUB_OFFLINE="1")
     full_env.update(env or {})
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, env=full_env, timeout=timeout)
+                          universal_newlines=True, env=full_env, timeout=timeout, check=False)
     return ProbeRun(proc)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build a tiny Llama-style checkpoint for the L2/L3 probes, with no download.
 
     python3 make_tiny_model.py OUT_DIR [--no-weights]

@@ -50,7 +50,7 @@ def current_scenario() -> str:
 def simctl(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
     """Run sim/simctl.py with this interpreter (the venv's); output captured, bounded in time."""
     proc = subprocess.run([sys.executable, str(SIMCTL), *args], cwd=str(ROOT), capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"simctl.py {' '.join(args)} exited {proc.returncode}:\n"
                              f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")

@@ -203,6 +203,6 @@ def test_sim_processes_listen_on_loopback_only():
     for p in tree:
         assert os.readlink(f"/proc/{p}/ns/net") != host_netns, f"pid {p} of the MPI operator is in the host netns"
     inner = _listening(Path(f"/proc/{operator[0]}/net"))
-    assert 8080 in {port for _, port in inner.values()}, "the operator's health server is not listening in its netns"
+    assert 8080 in {port for _ip, port in inner.values()}, "the operator's health server is not listening in its netns"
     own_inodes = _socket_inodes(operator[0])
     assert not own_inodes & host_listen.keys()

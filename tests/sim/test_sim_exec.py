@@ -28,7 +28,7 @@ def _running_pod(core, ns, body):
 
 def _probe(core, ns, pod):
     out = simkit.exec_raw(core, ns, pod, ["sh", "-c", PROBE_CMD])
-    body, _, tail = out.rpartition("__rc=")
+    body, _marker, tail = out.rpartition("__rc=")
     return body.strip(), int(tail.split()[0])
 
 

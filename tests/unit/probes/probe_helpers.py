@@ -68,7 +68,7 @@ def run_probe(name, params=None, env=None, timeout=120, raw_arg=None, python=Non
         full_env.pop(key, None)
     full_env.update(env or {})
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       env=full_env, timeout=timeout, universal_newlines=True)
+                       env=full_env, timeout=timeout, universal_newlines=True, check=False)
     return ProbeRun(p.returncode, p.stdout, p.stderr)
 
 

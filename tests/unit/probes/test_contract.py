@@ -122,8 +122,10 @@ def test_python38_syntax_and_stdlib_only_imports(name):
         elif isinstance(node, ast.ImportFrom):
             top_level.add(node.module.split(".")[0])
     assert not top_level & {"torch", "transformers", "tokenizers", "numpy", "yaml"}
-    assert os.access(PROBES[name], os.X_OK)
-    assert src.startswith("#!/usr/bin/env python3\n")
+    # Always started as `python3 probe_X.py` (or by torchrun): no shebang and no execute bit, which is
+    # also what ansible-test sanity's shebang test accepts for files outside plugins/modules.
+    assert not os.access(PROBES[name], os.X_OK)
+    assert not src.startswith("#!")
 
 
 def test_crash_is_exit_1_with_json(capsys):

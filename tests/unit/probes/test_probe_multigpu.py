@@ -186,7 +186,7 @@ def test_bad_params(params, needle):
 
 @pytest.mark.skipif(has_module("torch"), reason="torch is installed here")
 def test_without_torch_reports_cleanly():
-    run = run_probe("multigpu", {}, unset=[k for k, _ in mg.SAFETY_ENV])
+    run = run_probe("multigpu", {}, unset=[k for k, _value in mg.SAFETY_ENV])
     j = run.json
     assert run.rc == 0, run
     assert j["error"] == "torch is not importable: ModuleNotFoundError: No module named 'torch'"

@@ -201,7 +201,7 @@ def test_recorded_devnull_form_from_the_h200_is_prompts_for_input():
     obs = {"import_timed_out": False, "returncode": int(rc), "result": None, "stdout": out,
            "stderr": "Traceback" + err, "input_prompts": [], "blocked_on_stdin": None, "unset_required": [],
            "timeout_s": 5}
-    status, message, hint, evidence, _ = si.classify(obs, [], "devnull")
+    status, message, hint, evidence, _missing = si.classify(obs, [], "devnull")
     assert status == "prompts_for_input"
     assert message.startswith("import failed: the library prompts for input at import")
 
@@ -211,7 +211,7 @@ def test_recorded_open_stdin_form_from_the_h200_is_prompts_for_input():
     out = text.rsplit("rc=", 1)[0]
     obs = {"import_timed_out": True, "returncode": -9, "result": None, "stdout": out, "stderr": "",
            "input_prompts": [], "blocked_on_stdin": None, "unset_required": [], "timeout_s": 5}
-    status, message, _, _, _ = si.classify(obs, [], "pipe")
+    status, message, _hint, _evidence, _missing = si.classify(obs, [], "pipe")
     assert (status, message) == ("prompts_for_input", "import blocked: the library waits for interactive input")
 
 

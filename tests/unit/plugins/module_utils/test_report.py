@@ -46,7 +46,7 @@ def level(level_id, lvl, name, order, seconds, status="PASS", checks=None):
 
 
 def seed_stats():
-    plan = [{"id": i, "level": lv, "name": n, "order": o, "selected": True} for i, lv, n, o, _ in SEED_LEVELS]
+    plan = [{"id": i, "level": lv, "name": n, "order": o, "selected": True} for i, lv, n, o, _seconds in SEED_LEVELS]
     levels = dict((i, level(i, lv, n, o, s)) for i, lv, n, o, s in SEED_LEVELS)
     return {"eks-p5": {"run_id": "20261130t021500-ab12", "plan": plan, "levels": levels}}
 
@@ -166,4 +166,4 @@ def test_plain_turns_mappings_and_subclasses_into_builtins():
 
     value = r.plain({"a": (1, Tagged("x")), 2: {"b": None}})
     assert value == {"a": [1, "x"], "2": {"b": None}}
-    assert type(value["a"][1]) is str
+    assert value["a"][1].__class__ is str  # exactly str, not the subclass

@@ -207,7 +207,7 @@ def facts(**kw):
 
 def nccl_checks(fact_dict, **expect):
     return dict((c["name"], c) for c in v.expand_nccl({"name": "nccl", "node": "p5", "facts": fact_dict,
-                                                          "expect": expect}))
+                                                       "expect": expect}))
 
 
 def test_nccl_all_good():
