@@ -29,6 +29,7 @@ INPUTS = {
     "region": "us-east-2",
     "endpoint": "https://ABCDEF0123456789.gr7.us-east-2.eks.amazonaws.com",
     "certificate_authority_data": base64.b64encode(CA_PEM).decode(),
+    "context_name": "",
     "role_arn": "",
     "aws_access_key_id": "AKIAEXAMPLEEXAMPLE",
     "aws_secret_access_key": "example/secret/key",
@@ -60,7 +61,7 @@ def test_secrets_are_secret_and_required_inputs_exist():
     assert fields["aws_secret_access_key"].get("secret") is True
     assert fields["aws_session_token"].get("secret") is True
     assert EKS["kind"] in ("cloud", "net")  # the kinds AWX allows for custom types
-    assert set(EKS["inputs"]["required"]) == set(fields) - {"role_arn", "aws_session_token"}
+    assert set(EKS["inputs"]["required"]) == set(fields) - {"context_name", "role_arn", "aws_session_token"}
 
 
 def test_env_injectors_are_the_ones_kubernetes_core_and_the_aws_cli_read():
@@ -85,11 +86,20 @@ def test_the_injected_kubeconfig(tmp_path):
     cluster = config["clusters"][0]["cluster"]
     assert cluster["server"] == INPUTS["endpoint"]
     assert base64.b64decode(cluster["certificate-authority-data"]) == CA_PEM
-    assert config["current-context"] == config["contexts"][0]["name"]
+    assert config["current-context"] == config["contexts"][0]["name"] == "eks"
+    assert config["contexts"][0]["context"] == {"cluster": "eks", "user": "eks"}
     exec_ = config["users"][0]["user"]["exec"]
     assert exec_["command"] == "aws"
     assert exec_["apiVersion"] == "client.authentication.k8s.io/v1beta1"
     assert exec_["args"] == ["--region", "us-east-2", "eks", "get-token", "--cluster-name", "rlinf-use2"]
+
+
+def test_context_name_for_inventories_that_set_validation_context(tmp_path):
+    arn = "arn:aws:eks:us-east-2:123456789012:cluster/rl-training"
+    _, _, config = _render(tmp_path, context_name=arn)
+    assert config["current-context"] == arn
+    assert config["contexts"][0] == {"name": arn, "context": {"cluster": arn, "user": arn}}
+    assert config["clusters"][0]["name"] == arn and config["users"][0]["name"] == arn
 
 
 def test_role_arn_and_awkward_values(tmp_path):

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Plot an all_reduce bus-bandwidth sweep (nccl-tests table format) against a physical limit.
 
-Usage: plot_busbw.py LOG PNG [--limit GBPS] [--label TEXT]
+Usage: python3 tests/gpu/plot_busbw.py LOG PNG [--limit GBPS] [--label TEXT]
 Reads the table with the collection's own parser (plugins/module_utils/_nccl.py).
 """
 import argparse

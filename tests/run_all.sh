@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test of the project, as `make test` runs it: lint, ansible-test sanity, unit tests, then the
+# tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios).
+# The cluster is started for those and stopped afterwards, also when a test fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+t0=$(date +%s)
+failed=()
+step() {  # name, command...
+  local name=$1; shift
+  printf '\n==> [%4ss] %s\n' "$(( $(date +%s) - t0 ))" "$name"
+  if "$@"; then printf '<== %s: ok\n' "$name"; else printf '<== %s: FAILED\n' "$name"; failed+=("$name"); fi
+}
+py=.venv/bin/pytest
+step "lint" bash tests/lint.sh
+step "ansible-test sanity" bash tests/sanity.sh
+step "unit and local tests" "$py" -q -p no:cacheprovider -m "not sim and not molecule and not gpu"
+step "simulated cluster: smoke, AWX runner and molecule tests" \
+  bash tests/with_sim.sh "$py" -q -p no:cacheprovider -m "sim or molecule"
+printf '\n==> %s in %ss\n' "$([ ${#failed[@]} -eq 0 ] && echo "all tests passed" || echo "FAILED: ${failed[*]}")" \
+  "$(( $(date +%s) - t0 ))"
+[ ${#failed[@]} -eq 0 ]
