@@ -11,11 +11,14 @@ and returns plain data, so the waits in roles/runner can watch for failure as we
 from __future__ import annotations
 
 import calendar
+import hashlib
 import json
 import re
 import time
 
 TARGET_LABEL = "rlstack.io/target"
+# Indexed Jobs (multi-node examples) label each pod with its index; index 0 is the head, judged alone.
+INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 # Waiting reasons that mean the container will not start without someone fixing something.
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
@@ -77,6 +80,7 @@ def pod_state(pod, now=None, grace_s=45.0):
     state = {"pod": meta.get("name", ""), "node": spec.get("nodeName") or "", "phase": phase, "ready": ready,
              "target": labels.get(TARGET_LABEL) or spec.get("nodeName") or "",
              "role": labels.get("training.kubeflow.org/job-role") or "",
+             "index": labels.get(INDEX_LABEL),
              "age_s": round(age, 1), "problem": None, "exit_code": None}
     statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
     for cstatus in statuses:
@@ -130,7 +134,11 @@ def pods_summary(pods, expected=None, grace_s=45.0, want="running", now=None):
     expected = len(states) if expected is None else int(expected)
     problems = [s for s in states if s["problem"]]
     if want == "finished":
-        resolved = [s for s in states if s["phase"] in ("Succeeded", "Failed") or s["problem"]]
+        states = [s for s in states if s["index"] in (None, "0")]
+        running = any(s["phase"] == "Running" for s in states)
+        # Parallel Jobs may wait for each other's GPUs: Unschedulable only counts once none of them runs.
+        problems = [s for s in states if s["problem"] and not (running and s["problem"]["kind"] == "unschedulable")]
+        resolved = [s for s in states if s["phase"] in ("Succeeded", "Failed") or s in problems]
         ok = len(states) >= expected > 0 and all(s["phase"] == "Succeeded" for s in states)
         settled = len(resolved) >= expected > 0
     elif want == "launcher":
@@ -248,7 +256,11 @@ def dns_label(text, max_len=63):
     """A valid DNS-1123 label from any text (pod and Job names)."""
     label = re.sub(r"[^a-z0-9-]+", "-", str(text).lower()).strip("-")
     label = re.sub(r"-{2,}", "-", label)
-    return label[:max_len].rstrip("-") or "x"
+    if len(label) > max_len:
+        # Keep names unique when they are cut: the end of the text goes into a short hash.
+        digest = hashlib.sha1(str(text).encode("utf-8")).hexdigest()[:5]
+        label = label[:max_len - 6].rstrip("-") + "-" + digest
+    return label or "x"
 
 
 def label_value(text, max_len=63):

@@ -1,11 +1,14 @@
 """Helpers (not a conftest: module names must stay unique across test folders) for the CPU unit tests of the probes (roles/*/files/probe_*.py).
 
-The probes are standalone scripts: tests load them as modules by path (for their pure functions) and
-run them as real subprocesses (for the JSON contract). Nothing here needs torch or a GPU.
+The probes are scripts that import their shared helpers from roles/runner/files/probe_common.py (next to
+the probe when shipped, the repository layout otherwise): tests load them as modules by path (for their
+pure functions) and run them as real subprocesses (for the JSON contract). Nothing here needs torch or a GPU.
 """
+import importlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -17,6 +20,7 @@ PROBES = {
     "multigpu": os.path.join(ROOT, "roles", "l3_multi_gpu", "files", "probe_multigpu.py"),
     "sim_import": os.path.join(ROOT, "roles", "l4_rollout", "files", "probe_sim_import.py"),
 }
+COMMON = os.path.join(ROOT, "roles", "runner", "files", "probe_common.py")
 FAKE_SIMS = os.path.join(ROOT, "tests", "gpu", "fake_sims")
 
 
@@ -39,6 +43,24 @@ def load_probe(name):
     return mod
 
 
+def load_common():
+    """roles/runner/files/probe_common.py as the module `probe_common`: the very object the probes import."""
+    files = os.path.dirname(COMMON)
+    if files not in sys.path:
+        sys.path.append(files)
+    return importlib.import_module("probe_common")
+
+
+def copy_probe(name, dest, common=True):
+    """Copy a probe (with probe_common.py unless common is false) into the directory dest; returns the probe's path."""
+    os.makedirs(str(dest), exist_ok=True)
+    path = os.path.join(str(dest), os.path.basename(PROBES[name]))
+    shutil.copy(PROBES[name], path)
+    if common:
+        shutil.copy(COMMON, os.path.join(str(dest), "probe_common.py"))
+    return path
+
+
 class ProbeRun(object):
     def __init__(self, rc, stdout, stderr):
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
@@ -53,12 +75,13 @@ class ProbeRun(object):
         return "ProbeRun(rc=%r, stdout=%r, stderr=%r)" % (self.rc, self.stdout[-2000:], self.stderr[-2000:])
 
 
-def run_probe(name, params=None, env=None, timeout=120, raw_arg=None, python=None, unset=()):
+def run_probe(name, params=None, env=None, timeout=120, raw_arg=None, python=None, unset=(), script=None):
     """Run a probe as a subprocess with stdin at /dev/null; params is a dict (or raw_arg a string).
 
-    env adds variables, unset removes inherited ones (NODE_NAME is always removed).
+    env adds variables, unset removes inherited ones (NODE_NAME is always removed); script runs that
+    file (a copy of the probe, see copy_probe) instead of the probe in the repository.
     """
-    cmd = [python or sys.executable, PROBES[name]]
+    cmd = [python or sys.executable, script or PROBES[name]]
     if raw_arg is not None:
         cmd.append(raw_arg)
     elif params is not None:
