@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 
@@ -69,9 +71,17 @@ def with_target_nodes(states, targets):
     return out
 
 
-def validation_plan(levels, examples=None, run_tags=None, skip_tags=None, phase0_enabled=False, example_filter=""):
+def validation_plan(levels, examples=None, run_tags=None, skip_tags=None, phase0_enabled=False, example_filter="",
+                    survey_tags=None):
     return _plan.build_plan(_plain(levels), _plain(examples or []), _plain(run_tags or []), _plain(skip_tags or []),
-                            bool(phase0_enabled), str(example_filter or ""))
+                            bool(phase0_enabled), str(example_filter or ""), _plain(survey_tags or []))
+
+
+def validation_survey(levels, chosen_levels=None, skip_to=None):
+    try:
+        return _plan.survey_selection(_plain(levels), _plain(chosen_levels), _plain(skip_to))
+    except _plan.SurveyError as exc:
+        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule:
@@ -87,5 +97,6 @@ class FilterModule:
             "dns_label": dns_label,
             "label_value": label_value,
             "validation_plan": validation_plan,
+            "validation_survey": validation_survey,
             "with_target_nodes": with_target_nodes,
         }

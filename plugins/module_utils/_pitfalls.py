@@ -497,7 +497,6 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 # kinds whose name must be a DNS-1123 label (<= 63): the name becomes a label value or a host name
 _LABEL_NAMED = ("Namespace", "Service", "Job")
-_MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 CONFIGMAP_MAX_BYTES = 1024 * 1024
 
 
@@ -627,9 +626,6 @@ def _mpijob_errors(doc):
         pod = ((item.get("template") or {}).get("spec") or {})
         if not pod.get("containers"):
             errors.append("%s.template.spec.containers: at least one container is required" % where)
-    impl = spec.get("mpiImplementation")
-    if impl is not None and impl not in _MPI_IMPLEMENTATIONS:
-        errors.append("spec.mpiImplementation: %r is not one of %s" % (impl, ", ".join(_MPI_IMPLEMENTATIONS)))
     return errors
 
 
@@ -1018,7 +1014,7 @@ class ReferenceScanner:
         if not ref or _JINJA.sub("", ref).strip("/*. ") == "" or _JINJA.match(ref):
             return "dynamic", ""
         if os.path.isabs(ref):
-            return ("ok" if self._exists(ref) else "missing"), ref
+            return ("ok" if self._exists(ref) else "missing"), display_path(os.path.dirname(ref), self.root)
         bases = self._candidates(path, ref, kind)
         for base in bases:
             if self._exists(os.path.join(base, ref)):

@@ -24,16 +24,69 @@ def tag_selected(tags, run_tags, skip_tags):
     return bool(run_tags & set(tags))
 
 
-def build_plan(levels, examples, run_tags, skip_tags, phase0_enabled=False, example_filter=""):
+class SurveyError(ValueError):
+    """A survey answer (validation_levels, validation_skip_to) that names no level."""
+
+
+def _answers(value, name, choices):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        parts = value.replace(",", "\n").splitlines()
+    elif isinstance(value, (list, tuple)):
+        parts = []
+        for element in value:
+            if not isinstance(element, str):
+                raise SurveyError("%s: %r is not a level name; choose among %s" % (name, element, ", ".join(choices)))
+            parts.extend(element.replace(",", "\n").splitlines())
+    else:
+        raise SurveyError("%s must be a list of levels or a string such as 'l0,l3', not %r" % (name, value))
+    return [part.strip().lower() for part in parts if part.strip()]
+
+
+def survey_selection(levels, chosen_levels=None, skip_to=None):
+    """AWX surveys cannot set job tags: the survey's validation_levels (multiselect: a list from AWX, a
+    newline/comma separated string from -e) and validation_skip_to (one level: its from_<tag>) become
+    tags, the union of both. Returns {'tags': [...], 'ids': [level ids those tags select]}; with no
+    answer, no tags and every id (the survey narrows nothing)."""
+    own = [level["tags"][0] for level in levels if level.get("tags")]
+    aliases = {alias: level["tags"][0] for level in levels for alias in level.get("tags", [])[1:]}
+    skippable = ["from_" + tag for tag in own]
+    tags = []
+    for answer in _answers(chosen_levels, "validation_levels", own):
+        tag = aliases.get(answer, answer)
+        if tag not in own:
+            raise SurveyError("validation_levels: '%s' is not a level; choose among %s" % (answer, ", ".join(own)))
+        if tag not in tags:
+            tags.append(tag)
+    tags = [tag for tag in own if tag in tags]
+    skip = _answers(skip_to, "validation_skip_to", own)
+    if len(skip) > 1:
+        raise SurveyError("validation_skip_to takes one level, not %s" % ", ".join(skip))
+    if skip:
+        tag = skip[0] if skip[0].startswith("from_") else "from_" + skip[0]
+        if tag not in skippable:
+            raise SurveyError("validation_skip_to: '%s' is not a level to skip to; choose among %s"
+                              % (skip[0], ", ".join(t[len("from_"):] for t in skippable)))
+        tags.append(tag)
+    ids = [level["id"] for i, level in enumerate(levels) if not tags or tag_selected(level_tags(levels, i), tags, [])]
+    return {"tags": tags, "ids": ids}
+
+
+def build_plan(levels, examples, run_tags, skip_tags, phase0_enabled=False, example_filter="", survey_tags=None):
     """Rows of the run in order. L5 and L6 have one row per example (L6 only for examples with an
-    evaluation); `example_filter` keeps one example (validate.sh --example)."""
+    evaluation); `example_filter` keeps one example (validate.sh --example); `survey_tags` (from
+    survey_selection) narrow what the job tags select."""
     rows = []
     wanted = [e for e in (examples or []) if not example_filter or e.get("name") == example_filter]
     for index, level in enumerate(levels):
         tags = level_tags(levels, index)
         selected = tag_selected(tags, run_tags, skip_tags)
+        if selected and survey_tags:
+            selected = tag_selected(tags, survey_tags, [])
         reason = "" if selected else "not selected by --tags/--skip-tags"
-        if level["id"] == "phase0_efa" and selected and not phase0_enabled and "phase0" not in set(run_tags or []):
+        if level["id"] == "phase0_efa" and selected and not phase0_enabled \
+                and not (set(run_tags or []) | set(survey_tags or [])) & {"phase0", "l3_5"}:
             selected, reason = False, "Phase 0 is not enabled for this inventory (validation_phase0_enabled)"
         base = {"level": level["level"], "name": level["name"], "order": float(level["order"]),
                 "selected": selected, "reason": reason, "tags": tags}
