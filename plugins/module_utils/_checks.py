@@ -133,6 +133,13 @@ def l0_checks(nodes, probes, expect):
     if transport != "kubernetes":
         targets = [(node, node_expectations(expect.get("host_instance_type") or "", overrides))
                    for node in sorted(probes or {})]
+        for node, exp in targets:
+            if exp["gpu_count"] is None:
+                checks.append(check("expectations", node, "true", None, True, evidence_missing=True,
+                                    message="the host has no instance type with a profile and the inventory sets no "
+                                            "GPU count, so nothing about its GPUs would be checked",
+                                    hint="set validation_instance_type, or l0_infrastructure_expected "
+                                         "(gpu_count, efa_count, gpu_name_pattern)"))
     for ds in expect.get("daemonsets") or []:
         ready = ds.get("found") and ds.get("desired", 0) > 0 and ds.get("ready", 0) >= ds.get("desired", 0)
         checks.append(check("daemonset_" + ds["name"], "", "true", bool(ready), True,
@@ -352,8 +359,7 @@ def success_rates(log, pattern):
     rates = {}
     regex = re.compile(pattern)
     for line in (log or "").splitlines():
-        match = regex.search(line)
-        if match:
+        for match in regex.finditer(line):  # veRL prints every metric of a step on one line
             try:
                 rates[match.group("name")] = float(match.group("value"))
             except (IndexError, ValueError):
@@ -367,10 +373,11 @@ def l6_checks(log, state, node, expect):
     if any(c["name"] in ("job", "log") and (c["evidence_missing"] or c["actual"] != c.get("expected"))
            for c in checks if c["name"] == "log" or c["actual"] != "Complete"):
         return checks
-    rates = success_rates(log, expect.get("pattern") or r"(?P<name>[\w/.-]*success_rate)\s*[:=]\s*(?P<value>[0-9.]+)")
+    pattern = expect.get("pattern") or r"(?P<name>[\w/.-]*success_rate)\s*[:=]\s*(?P<value>[0-9.]+)"
+    rates = success_rates(log, pattern)
     if not rates:
         checks.append(check("success_rate", node, "true", None, True, evidence_missing=True,
-                            message="no success-rate metric in the log (pattern %s)" % expect.get("pattern"),
+                            message="no success-rate metric in the log (pattern %s)" % pattern,
                             hint="set l6_evaluation pattern for your framework's metric lines"))
         return checks
     floor = float(expect.get("floor", 0.0))

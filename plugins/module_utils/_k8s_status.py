@@ -131,10 +131,11 @@ def pods_summary(pods, expected=None, grace_s=45.0, want="running", now=None):
     """
     now = time.time() if now is None else now
     states = [pod_state(p, now=now, grace_s=grace_s) for p in (pods or [])]
+    if want == "finished":  # of an Indexed Job only the head (index 0) is judged
+        states = [s for s in states if s["index"] in (None, "0")]
     expected = len(states) if expected is None else int(expected)
     problems = [s for s in states if s["problem"]]
     if want == "finished":
-        states = [s for s in states if s["index"] in (None, "0")]
         running = any(s["phase"] == "Running" for s in states)
         # Parallel Jobs may wait for each other's GPUs: Unschedulable only counts once none of them runs.
         problems = [s for s in states if s["problem"] and not (running and s["problem"]["kind"] == "unschedulable")]
@@ -259,6 +260,8 @@ def dns_label(text, max_len=63):
     if len(label) > max_len:
         # Keep names unique when they are cut: the end of the text goes into a short hash.
         digest = hashlib.sha1(str(text).encode("utf-8")).hexdigest()[:5]
+        if max_len < 7:
+            return digest[:max(1, max_len)]
         label = label[:max_len - 6].rstrip("-") + "-" + digest
     return label or "x"
 

@@ -1099,8 +1099,9 @@ class ReferenceScanner:
                     return "ok", ""
             return "missing", "playbooks"
         candidate = os.path.join(os.path.dirname(path), ref)
-        return ("ok", "") if os.path.exists(candidate) else ("missing", os.path.relpath(os.path.dirname(path),
-                                                                                         self.root))
+        if os.path.exists(candidate):
+            return "ok", ""
+        return "missing", os.path.relpath(os.path.dirname(path), self.root)
 
     def _walk(self, path, node, found, in_play=False):
         if isinstance(node, list):
@@ -1143,8 +1144,8 @@ class ReferenceScanner:
                 if isinstance(ref, str) and ref.strip():
                     found.append(("vars", ref.strip(), None))
             if isinstance(value, (dict, list)):
-                self._walk(path, value, found, in_play and key in ("tasks", "pre_tasks", "post_tasks",
-                                                                    "handlers", "block", "rescue", "always"))
+                task_list = key in ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always")
+                self._walk(path, value, found, in_play and task_list)
 
     def files(self, paths=("roles", "playbooks")):
         """The YAML and Jinja files under the given paths (relative to root), without roles' files/ dirs."""

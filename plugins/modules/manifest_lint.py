@@ -20,12 +20,12 @@ description:
     unknown fields fail, as C(kubectl apply) rejects them. The API server's and the MPI operator's own rules
     that a schema cannot express (names and labels, a ConfigMap over 1 MiB, an MPIJob whose worker host
     names are not DNS-1035 labels) are checked as well.
-  - Each object is linted for the pitfalls of the original C(validate.sh) (rule names in brackets) -
+  - "Each object is linted for the pitfalls of the original C(validate.sh) (rule names in brackets):
     a Job or pod deadline C(activeDeadlineSeconds) under O(pitfalls.min_deadline_s) [deadline],
     C(imagePullPolicy: Always) [image_pull_policy], C(:latest), untagged or placeholder images [image_tag],
     a container that requests a GPU without an C(emptyDir) of medium C(Memory) at C(/dev/shm) [dev_shm],
     C(bash -c) with a multi-line script using C(;), C(&&), C(||) or braces [inline_script], and a simulator
-    workload (for example LIBERO) without the environment variables its simulator needs [simulator_env].
+    workload (for example LIBERO) without the environment variables its simulator needs [simulator_env]."
   - Returns one check per object and group in the shape M(rlstack.validation.level_assert) judges.
   - Read-only; always returns C(changed=false).
 author:
@@ -51,7 +51,7 @@ options:
       data_files:
         description:
           - Keys of the object's C(data) read from files, as C(kubectl create configmap --from-file) does
-            (for a ConfigMap: the probe scripts). An unreadable file fails the module.
+            (for a ConfigMap, the probe scripts). An unreadable file fails the module.
         type: dict
         default: {}
       provided_env:
@@ -299,7 +299,7 @@ def argument_spec():
             rules=dict(type="list", elements="str", choices=list(_pitfalls.RULES)),
             min_deadline_s=dict(type="int"),
             gpu_resources=dict(type="list", elements="str"),
-            inline_script_tokens=dict(type="list", elements="str"),
+            inline_script_tokens=dict(type="list", elements="str", no_log=False),
             inline_script_max_lines=dict(type="int"),
             shells=dict(type="list", elements="str"),
             simulator_env=dict(type="list", elements="dict"),

@@ -17,6 +17,8 @@ TINY=${TINY:-/tmp/rlstack-tiny}
 STORE=${STORE:-/tmp/rlstack-storage}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+# Run from their role directories, the probes import roles/runner/files/probe_common.py through the
+# repository-layout fallback (docs/probes.md "Files"); a probe copied elsewhere needs probe_common.py beside it.
 L0=roles/l0_infrastructure/files/probe_node.py
 L1=roles/l1_runtime/files/probe_runtime.py
 L2=roles/l2_single_gpu/files/probe_model.py

@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/filter/checks.py: the names it exposes and calls on plain and tagged data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ansible.template import trust_as_template
+
+from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+
+REPO = Path(__file__).resolve().parents[4]
+PROBES = REPO / "sim" / "replay" / "probes"
+NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations"}
+
+
+def tagged(value):
+    if isinstance(value, dict):
+        return {trust_as_template(k): tagged(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(tagged(v) for v in value)
+    if isinstance(value, str):
+        return trust_as_template(value)
+    return value
+
+
+def outcome(*parts):
+    return k8s.probe_output(PROBES.joinpath(*parts).read_text(encoding="utf-8") + "__rlstack_rc=0\n")
+
+
+def test_filters_exposes_the_names():
+    filters = checks_filter.FilterModule().filters()
+    assert set(filters) == NAMES
+    assert all(callable(f) for f in filters.values())
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_l0_checks_filter(convert):
+    node = {"metadata": {"name": "p5-node-1", "labels": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
+            "status": {"capacity": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+    probes = {"p5-node-1": outcome("probe_node", "gpu-missing", "p5.48xlarge.out")}
+    result = checks_filter.l0_checks(convert([node]), convert(probes), convert({"transport": "kubernetes", "min_nodes": 1}))
+    gpu = [c for c in result if c["name"] == "gpu_count"][0]
+    assert (gpu["node"], gpu["actual"], gpu["expected"]) == ("p5-node-1", 7, 8)
+    assert checks_filter.l0_checks(None, None, None)[0]["name"] == "gpu_nodes"
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_per_node_filters_sort_by_node(convert):
+    probes = convert({"node-b": outcome("probe_runtime", "healthy", "default.out"), "node-a": {"status": "no_output", "error": "boom"}})
+    result = checks_filter.l1_checks(probes, convert({"gpu_count": 1}))
+    assert result[0]["node"] == "node-a"
+    assert result[0]["name"] == "probe"
+    assert [c["name"] for c in result if c["node"] == "node-b"][:3] == ["torch", "cuda_available", "gpu_count"]
+    assert checks_filter.l2_checks({}, {}) == []
+    l3 = checks_filter.l3_probe_checks(convert({"n": outcome("probe_multigpu", "healthy", "default.out")}), {"world_size": 2})
+    assert [c["name"] for c in l3] == ["process_group", "world_size", "fsdp", "allreduce_correct"]
+    l4 = checks_filter.l4_checks(convert({"n": outcome("probe_sim_import", "sim-hang", "default.out")}), None)
+    assert l4[0]["actual"] == "prompts_for_input"
+
+
+def test_job_log_and_eval_checks_filters_pass_the_log_error():
+    result = tagged({"log": "", "log_error": "pods \"x\" not found", "state": {"complete": True, "settled": True}})
+    checks = checks_filter.job_log_checks(result, "p5-node-1", {"success_markers": ["TRAINING_STEP_TEST_PASSED"]})
+    assert [(c["name"], c["fail_msg"]) for c in checks] == [("job", ""), ("log", 'pods "x" not found')]
+    evaluation = checks_filter.eval_checks(tagged({"log": "eval/libero_10/success_rate: 0.9\n", "state": {"complete": True}}), "n",
+                                           {"floor": "0.5"})
+    assert [(c["name"], c["actual"]) for c in evaluation] == [("job", "Complete"), ("success_rate:eval/libero_10/success_rate", 0.9)]
+    assert checks_filter.job_log_checks(None, "", None)[0]["actual"] == "unknown"
+
+
+def test_node_expectations_filter():
+    assert checks_filter.node_expectations(trust_as_template("g6.8xlarge"), tagged({"efa_count": 0}))["efa_count"] == 0
+    assert checks_filter.node_expectations(None)["instance_type"] == ""

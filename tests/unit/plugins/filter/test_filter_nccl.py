@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/filter/nccl.py: the names it exposes and calls on plain and tagged data."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.template import trust_as_template
+
+from ansible_collections.rlstack.validation.plugins.filter import nccl as nccl_filter
+
+
+def tagged(value):
+    if isinstance(value, dict):
+        return {trust_as_template(k): tagged(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(tagged(v) for v in value)
+    if isinstance(value, str):
+        return trust_as_template(value)
+    return value
+
+
+def test_filters_exposes_the_names():
+    filters = nccl_filter.FilterModule().filters()
+    assert set(filters) == {"nccl_item", "nccl_mpijob"}
+    assert filters["nccl_item"] is nccl_filter.nccl_item
+    assert filters["nccl_mpijob"] is nccl_filter.nccl_mpijob
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_nccl_item_filter(convert):
+    result = convert({"item": {"key": "p5-node-1", "value": {"gpus": 8}}, "nranks": 8, "complete": True, "changed": False})
+    item = nccl_filter.nccl_item(result, convert("sweep"), convert({"min_busbw": [{"size": "1G", "floor": 300}]}))
+    assert item["name"] == "sweep" and item["name"].__class__ is str
+    assert item["node"] == "p5-node-1"
+    assert item["facts"]["nranks"] == 8
+    assert item["expect"] == {"min_busbw": [{"size": "1G", "floor": 300}]}
+    assert nccl_filter.nccl_item(None) == {"name": "nccl", "node": "", "facts": {}, "expect": {}}
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_nccl_mpijob_filter(convert):
+    nodes = convert([{"node": "g6-node-1", "instance_type": "g6.8xlarge", "gpus": 1, "efa": 1},
+                     {"node": "g6-node-2", "instance_type": "g6.8xlarge", "gpus": 1, "efa": 1}])
+    job = nccl_filter.nccl_mpijob(nodes, convert("rlsv-run1-phase0"), convert("public.ecr.aws/hpc-cloud/nccl-tests:latest"), None, None, "0.05")
+    assert job["mpijob"]["name"] == "rlsv-run1-phase0-nccl"
+    assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"]) == (False, "1G")
+    assert job["expect"] == {"network": ["efa"], "nranks": 2, "min_busbw": [{"size": 1073741824, "floor": 1.0}], "tolerance": 0.05,
+                             "require_complete": True}
+    assert job["instance_type"].__class__ is str

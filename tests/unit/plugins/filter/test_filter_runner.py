@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/filter/runner.py: the names it exposes and the _plain conversion of Ansible values."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+from ansible.template import trust_as_template
+
+from ansible_collections.rlstack.validation.plugins.filter import runner
+
+REPO = Path(__file__).resolve().parents[4]
+LEVELS = yaml.safe_load((REPO / "roles" / "runner" / "vars" / "main.yml").read_text(encoding="utf-8"))["__runner_levels"]
+NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
+         "validation_survey", "with_target_nodes"}
+
+
+def tagged(value):
+    """The value as Ansible 2.19 hands it to a filter: every string tagged (a str subclass)."""
+    if isinstance(value, dict):
+        return {trust_as_template(k): tagged(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [tagged(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(tagged(v) for v in value)
+    if isinstance(value, str):
+        return trust_as_template(value)
+    return value
+
+
+def exact_types(value):
+    """Every str, dict and list in value is exactly that type (no subclass, no tuple)."""
+    if isinstance(value, dict):
+        return value.__class__ is dict and all(k.__class__ is str and exact_types(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return value.__class__ is list and all(exact_types(v) for v in value)
+    if isinstance(value, str):
+        return value.__class__ is str
+    return True
+
+
+def ready_pod(name, node, target):
+    return {"metadata": {"name": name, "creationTimestamp": "2026-11-30T02:00:00Z", "labels": {"rlstack.io/target": target}},
+            "spec": {"nodeName": node},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                       "containerStatuses": ({"name": "main", "state": {"running": {}}},)}}
+
+
+def test_filters_exposes_the_names():
+    filters = runner.FilterModule().filters()
+    assert set(filters) == NAMES
+    assert all(callable(f) for f in filters.values())
+    assert filters["pods_summary"] is runner.pods_summary
+
+
+def test_plain_turns_tagged_and_nested_values_into_plain_types():
+    value = tagged({"a": ["x", ("y", {"z": "w"})], "n": 3, "none": None, "flag": True})
+    assert not exact_types(value)
+    plain = runner._plain(value)  # pylint: disable=protected-access
+    assert plain == {"a": ["x", ["y", {"z": "w"}]], "n": 3, "none": None, "flag": True}
+    assert exact_types(plain)
+    assert exact_types(runner._plain(OrderedDict([(1, "one")])))  # pylint: disable=protected-access
+    assert runner._plain(OrderedDict([(1, "one")])) == {"1": "one"}  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_pods_summary_filter(convert):
+    pods = convert([ready_pod("probe-a", "ip-10-0-1-23.us-west-2.compute.internal", "ip-10-0-1-23-us-west-2-compute-internal"),
+                    ready_pod("probe-b", "ip-10-0-1-24.us-west-2.compute.internal", "ip-10-0-1-24-us-west-2-compute-internal")])
+    summary = runner.FilterModule().filters()["pods_summary"](pods, 2, "45")
+    assert (summary["ok"], summary["settled"], summary["text"]) == (True, True, "2 Running of 2 expected")
+    assert exact_types(summary)
+
+
+def test_with_target_nodes_maps_dns_labels_back_to_inventory_names():
+    targets = tagged([{"node": "ip-10-0-1-23.us-west-2.compute.internal"}, {"node": "P5_Node_2"}])
+    states = tagged([{"pod": "a", "target": "ip-10-0-1-23-us-west-2-compute-internal", "node": "ip-10-0-1-23.us-west-2.compute.internal"},
+                     {"pod": "b", "target": "p5-node-2", "node": "ip-10-0-9-9.ec2.internal"},
+                     {"pod": "c", "target": "unknown", "node": "ip-10-0-7-7.ec2.internal"}])
+    out = runner.with_target_nodes(states, targets)
+    assert [s["target_node"] for s in out] == ["ip-10-0-1-23.us-west-2.compute.internal", "P5_Node_2", "ip-10-0-7-7.ec2.internal"]
+    assert out[0]["pod"] == "a"
+    assert runner.with_target_nodes(None, None) == []
+
+
+def test_probe_output_filter_reads_plain_stdout_and_registered_results():
+    stdout = '{"probe": "smoke", "ok": true}\n__rlstack_rc=0\n'
+    assert runner.probe_output(trust_as_template(stdout))["status"] == "ok"
+    exec_result = tagged({"rc": 0, "stdout": '{"probe": "smoke", "ok": true}\n__rlstack_rc=137\n', "stderr": "", "failed": False})
+    out = runner.probe_output(exec_result)
+    assert (out["status"], out["rc"]) == ("crashed", 137)
+    command_result = {"rc": 1, "stdout": '{"probe": "smoke", "ok": false}\n', "stderr": "boom\n", "failed": True}
+    out = runner.probe_output(command_result)
+    assert (out["status"], out["rc"], out["stderr_tail"]) == ("crashed", 1, "boom")
+    failed = {"failed": True, "msg": "pod not found", "stdout": '{"probe": "smoke"}\n'}
+    out = runner.probe_output(failed)
+    assert (out["status"], out["error"]) == ("no_output", "pod not found")
+
+
+def test_dns_label_and_label_value_filters_accept_text_lengths():
+    assert runner.dns_label(trust_as_template("rlsv-run1-L5/libero"), "52") == "rlsv-run1-l5-libero"
+    assert len(runner.dns_label("x" * 80, "52")) == 52
+    assert runner.label_value(trust_as_template("l5_training_step/libero-pi0")) == "l5_training_step.libero-pi0"
+
+
+def test_job_filters():
+    job = tagged({"metadata": {"name": "j"}, "status": {"conditions": [{"type": "Complete", "status": "True"}]}})
+    assert runner.job_state(job, None, "30")["complete"] is True
+    summary = runner.jobs_summary([job], [])
+    assert summary["settled"] is True
+    mpijob = tagged({"metadata": {"name": "m"}, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}})
+    assert runner.mpijob_state(mpijob)["complete"] is True
+
+
+def test_validation_plan_filter_on_tagged_levels():
+    rows = runner.validation_plan(tagged(LEVELS), tagged([{"name": "libero-pi0", "evaluation": {"floor": 0.5}}]),
+                                  tagged(["from_l2"]), tagged(["from_l4"]), "yes", None, None)
+    assert [r["id"] for r in rows if r["selected"]] == ["l2_single_gpu", "l3_multi_gpu", "phase0_efa"]
+    assert exact_types(rows)
+
+
+def test_validation_survey_filter():
+    assert runner.validation_survey(tagged(LEVELS), tagged(["l0", "phase0"]))["ids"] == ["l0_infrastructure", "phase0_efa"]
+    with pytest.raises(AnsibleFilterError, match="validation_levels: 'l9' is not a level"):
+        runner.validation_survey(LEVELS, "l9")

@@ -1,0 +1,984 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/module_utils/_checks.py: each level's evidence turned into level_assert checks.
+
+Probe evidence comes from real recorded probe output (sim/replay/recorded/h200x1, sim/replay/probes) read
+through _k8s_status.probe_output, as the runner reads it; every check is also judged by the same
+evaluate_check that level_assert uses, so "fails" here means the level would fail.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
+
+REPO = Path(__file__).resolve().parents[4]
+RECORDED = REPO / "sim" / "replay" / "recorded" / "h200x1"
+SIM_PROBES = REPO / "sim" / "replay" / "probes"
+LOGS = REPO / "sim" / "replay" / "logs"
+
+P5_HEALTHY = SIM_PROBES / "probe_node" / "healthy" / "p5.48xlarge.out"
+P5_GPU_MISSING = SIM_PROBES / "probe_node" / "gpu-missing" / "p5.48xlarge.out"
+P5_EFA_MISSING = SIM_PROBES / "probe_node" / "efa-missing" / "p5.48xlarge.out"
+G6_HEALTHY = SIM_PROBES / "probe_node" / "healthy" / "g6.8xlarge.out"
+H200_NODE = RECORDED / "probe_node.out"
+
+RUNNER_VARS = yaml.safe_load((REPO / "roles" / "runner" / "vars" / "main.yml").read_text(encoding="utf-8"))
+FRAMEWORKS = RUNNER_VARS["__runner_frameworks"]
+L5_ERROR_PATTERNS = yaml.safe_load((REPO / "roles" / "l5_training_step" / "defaults" / "main.yml").read_text(encoding="utf-8"))[
+    "l5_training_step_error_patterns"]
+
+
+def outcome(path, marker_rc=0):
+    """A probe outcome as the runner builds it: the probe's stdout plus the exec's rc marker."""
+    return k8s.probe_output(Path(path).read_text(encoding="utf-8") + "__rlstack_rc=%d\n" % marker_rc)
+
+
+def data_outcome(path, **changes):
+    """The recorded outcome with some data fields changed."""
+    out = copy.deepcopy(outcome(path))
+    out["data"].update(changes)
+    return out
+
+
+def log(name):
+    return (LOGS / name).read_text(encoding="utf-8")
+
+
+def make_node(name, itype="p5.48xlarge", gpus="8", efa="32", ready=True, cordoned=False, label="node.kubernetes.io/instance-type"):
+    capacity = {"cpu": "192", "memory": "2097152Mi", "nvidia.com/gpu": gpus}
+    if efa is not None:
+        capacity["vpc.amazonaws.com/efa"] = efa
+    return {"metadata": {"name": name, "labels": {label: itype, "kubernetes.io/os": "linux"}},
+            "spec": {"unschedulable": True} if cordoned else {},
+            "status": {"capacity": capacity, "conditions": [{"type": "MemoryPressure", "status": "False"},
+                                                            {"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
+def find(result, name, node=None):
+    found = [c for c in result if c["name"] == name and (node is None or c["node"] == node)]
+    assert len(found) == 1, "expected one %s check for %r, got %s" % (name, node, [(c["name"], c["node"]) for c in result])
+    return found[0]
+
+
+def names(result, node=None):
+    return [c["name"] for c in result if node is None or c["node"] == node]
+
+
+def passed(check):
+    return _verdict.evaluate_check(check)["passed"]
+
+
+def failing(result):
+    return [(c["name"], c["node"]) for c in result if not passed(c)]
+
+
+def k8s_expect(**extra):
+    expect = {"selector": "node.kubernetes.io/instance-type=p5.48xlarge", "overrides": {}, "min_nodes": 1, "daemonsets": [],
+              "storage_claim": None, "storage": False, "storage_path": "/fsx", "transport": "kubernetes", "host_instance_type": ""}
+    expect.update(extra)
+    return expect
+
+
+# -------------------------------------------------------------------------------------------------- check
+
+
+def test_check_shape():
+    assert checks.check("gpu_count", "n1", "eq", 7, 8, hint="h", message="m", unit="GPUs") == {
+        "name": "gpu_count", "node": "n1", "op": "eq", "actual": 7, "expected": 8, "hint": "h", "fail_msg": "m",
+        "unit": "GPUs", "evidence_missing": False}
+    assert checks.check("x", None, tolerance="0.05")["tolerance"] == 0.05
+    assert "tolerance" not in checks.check("x")
+
+
+# ---------------------------------------------------------------------------------------- node_expectations
+
+
+def test_node_expectations_p5_profile():
+    assert checks.node_expectations("p5.48xlarge", {}) == {
+        "instance_type": "p5.48xlarge", "known_type": True, "gpu_count": 8, "efa_count": 32,
+        "gpu_name_pattern": "H100.*80GB", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_memory_mib_min": 72479}
+
+
+def test_node_expectations_g6_profile():
+    assert checks.node_expectations("g6.8xlarge", None) == {
+        "instance_type": "g6.8xlarge", "known_type": True, "gpu_count": 1, "efa_count": 1,
+        "gpu_name_pattern": r"\bL4\b", "gpu_name": "NVIDIA L4", "gpu_memory_mib_min": 21743}
+
+
+def test_node_expectations_overrides_win_even_when_zero():
+    exp = checks.node_expectations("p5.48xlarge", {"gpu_count": 4, "efa_count": 0, "gpu_name_pattern": "H100",
+                                                   "gpu_memory_mib_min": 80000})
+    assert (exp["gpu_count"], exp["efa_count"], exp["gpu_name_pattern"], exp["gpu_memory_mib_min"]) == (4, 0, "H100", 80000)
+    assert exp["gpu_name"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_node_expectations_empty_overrides_fall_back_to_the_profile():
+    exp = checks.node_expectations("p5.48xlarge", {"gpu_count": "", "efa_count": None})
+    assert (exp["gpu_count"], exp["efa_count"]) == (8, 32)
+
+
+def test_node_expectations_unknown_type():
+    assert checks.node_expectations("m5.large", {}) == {
+        "instance_type": "m5.large", "known_type": False, "gpu_count": None, "efa_count": None, "gpu_name_pattern": None,
+        "gpu_name": None, "gpu_memory_mib_min": None}
+    exp = checks.node_expectations("", {"gpu_count": 2, "efa_count": 0})
+    assert (exp["instance_type"], exp["known_type"], exp["gpu_count"], exp["efa_count"]) == ("", False, 2, 0)
+
+
+def test_node_expectations_normalises_the_type_name():
+    exp = checks.node_expectations("ml.P5.48XLARGE", {})
+    assert exp["known_type"] is True
+    assert exp["gpu_count"] == 8
+
+
+# -------------------------------------------------------------------------------------------------- l0_checks
+
+
+def test_l0_selector_matches_nothing():
+    labels = ["kubernetes.io/os=linux", "eks.amazonaws.com/nodegroup=system", "kubernetes.io/os=linux",
+              "node.kubernetes.io/instance-type=m5.xlarge"]
+    result = checks.l0_checks([], {}, k8s_expect(all_node_labels=labels))
+    assert len(result) == 1
+    check = result[0]
+    assert (check["name"], check["node"], check["op"], check["actual"], check["expected"]) == ("gpu_nodes", "", "ge", 0, 1)
+    assert check["fail_msg"] == ("the node selector 'node.kubernetes.io/instance-type=p5.48xlarge' matches no node; the nodes have these "
+                                 "labels: eks.amazonaws.com/nodegroup=system, kubernetes.io/os=linux, "
+                                 "node.kubernetes.io/instance-type=m5.xlarge")
+    assert "validation_gpu_node_selector" in check["hint"]
+    assert not passed(check)
+
+
+def test_l0_selector_matches_nothing_without_any_node():
+    result = checks.l0_checks([], {}, k8s_expect())
+    assert result[0]["fail_msg"].endswith("the nodes have these labels: (no nodes)")
+
+
+def test_l0_selector_lists_at_most_40_labels():
+    labels = ["label-%02d=x" % i for i in range(60)]
+    message = checks.l0_checks([], {}, k8s_expect(all_node_labels=labels))[0]["fail_msg"]
+    assert "label-39=x" in message
+    assert "label-40=x" not in message
+
+
+def test_l0_healthy_p5_nodes_pass_every_check():
+    nodes = [make_node("p5-node-1"), make_node("p5-node-2")]
+    probes = {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": outcome(P5_HEALTHY)}
+    result = checks.l0_checks(nodes, probes, k8s_expect())
+    assert failing(result) == []
+    assert names(result, "") == ["gpu_nodes"]
+    assert names(result, "p5-node-1") == ["node_ready", "capacity_gpu", "capacity_efa", "gpu_count", "gpu_model", "gpu_memory",
+                                          "efa_devices"]
+    assert (find(result, "gpu_nodes")["actual"], find(result, "gpu_nodes")["expected"]) == (2, 1)
+    gpu = find(result, "gpu_count", "p5-node-2")
+    assert (gpu["actual"], gpu["expected"], gpu["fail_msg"]) == (8, 8, "")
+    model = find(result, "gpu_model", "p5-node-1")
+    assert (model["op"], model["actual"], model["expected"]) == ("matches", "NVIDIA H100 80GB HBM3", "H100.*80GB")
+    memory = find(result, "gpu_memory", "p5-node-1")
+    assert (memory["op"], memory["actual"], memory["expected"], memory["unit"]) == ("ge", 81559, 72479, "MiB")
+    efa = find(result, "efa_devices", "p5-node-1")
+    assert (efa["actual"], efa["expected"]) == (32, 32)
+    assert efa["fail_msg"].startswith("under /sys/class/infiniband: rdmap")
+    assert "rdmap110s0" in efa["fail_msg"]
+
+
+def test_l0_fewer_nodes_than_min_nodes():
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect(min_nodes=2))
+    check = find(result, "gpu_nodes")
+    assert (check["actual"], check["expected"]) == (1, 2)
+    assert failing(result) == [("gpu_nodes", "")]
+    assert "desired size" in check["hint"]
+
+
+def test_l0_capacity_per_node():
+    nodes = [make_node("p5-node-1"), make_node("p5-node-2", gpus="7", efa=None)]
+    probes = {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": outcome(P5_HEALTHY)}
+    result = checks.l0_checks(nodes, probes, k8s_expect())
+    assert failing(result) == [("capacity_gpu", "p5-node-2"), ("capacity_efa", "p5-node-2")]
+    gpu = find(result, "capacity_gpu", "p5-node-2")
+    assert (gpu["actual"], gpu["expected"]) == (7, 8)
+    assert "device plugin" in gpu["hint"]
+    efa = find(result, "capacity_efa", "p5-node-2")
+    assert (efa["actual"], efa["expected"]) == (0, 32)
+    assert efa["hint"] == checks.HINT_EFA
+
+
+def test_l0_capacity_with_unreadable_count_is_zero():
+    result = checks.l0_checks([make_node("p5-node-1", gpus="lots")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect())
+    assert find(result, "capacity_gpu")["actual"] == 0
+
+
+def test_l0_beta_instance_type_label():
+    node = make_node("p5-node-1", label="beta.kubernetes.io/instance-type")
+    result = checks.l0_checks([node], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect())
+    assert find(result, "capacity_gpu")["expected"] == 8
+
+
+def test_l0_not_ready_node():
+    result = checks.l0_checks([make_node("p5-node-1", ready=False)], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect())
+    check = find(result, "node_ready", "p5-node-1")
+    assert (check["op"], check["actual"], check["expected"]) == ("true", False, True)
+    assert "kubelet" in check["hint"]
+    assert failing(result) == [("node_ready", "p5-node-1")]
+
+
+def test_l0_node_without_conditions_is_not_ready():
+    node = make_node("p5-node-1")
+    node["status"].pop("conditions")
+    assert find(checks.l0_checks([node], {}, k8s_expect()), "node_ready")["actual"] is False
+
+
+def test_l0_cordoned_node():
+    nodes = [make_node("p5-node-1", cordoned=True), make_node("p5-node-2")]
+    probes = {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": outcome(P5_HEALTHY)}
+    result = checks.l0_checks(nodes, probes, k8s_expect())
+    check = find(result, "node_schedulable")
+    assert (check["node"], check["op"], check["actual"], check["expected"]) == ("p5-node-1", "false", True, False)
+    assert check["fail_msg"] == "the node is cordoned"
+    assert "uncordon" in check["hint"]
+    assert failing(result) == [("node_schedulable", "p5-node-1")]
+
+
+def test_l0_unknown_type_without_overrides_needs_expectations():
+    node = make_node("trn-node-1", itype="trn1.32xlarge", gpus="0")
+    result = checks.l0_checks([node], {"trn-node-1": outcome(P5_HEALTHY)}, k8s_expect())
+    check = find(result, "expectations", "trn-node-1")
+    assert check["evidence_missing"] is True
+    assert check["fail_msg"] == "instance type 'trn1.32xlarge' has no profile and the inventory sets no GPU count"
+    assert "l0_infrastructure_expected" in check["hint"]
+    assert "capacity_gpu" not in names(result)
+    assert "gpu_count" not in names(result)
+
+
+def test_l0_unknown_type_with_overrides():
+    node = make_node("custom-1", itype="x9.metal", gpus="8", efa="0")
+    result = checks.l0_checks([node], {"custom-1": outcome(P5_EFA_MISSING)}, k8s_expect(overrides={"gpu_count": 8, "efa_count": 0}))
+    assert failing(result) == []
+    assert find(result, "capacity_gpu")["expected"] == 8
+    assert find(result, "efa_devices")["expected"] == 0
+    assert "gpu_model" not in names(result)
+
+
+def test_l0_daemonsets():
+    daemonsets = [
+        {"name": "nvidia_device_plugin", "label": "NVIDIA GPU Operator device plugin", "namespace": "gpu-operator", "found": False,
+         "desired": 0, "ready": 0},
+        {"name": "efa", "label": "EFA device plugin", "namespace": "kube-system", "found": True, "desired": 2, "ready": 1},
+        {"name": "healthy", "namespace": "kube-system", "found": True, "desired": 2, "ready": 2, "hint": "custom hint"},
+        {"name": "nothing_scheduled", "label": "Nothing scheduled", "namespace": "kube-system", "found": True, "desired": 0, "ready": 0},
+    ]
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect(daemonsets=daemonsets))
+    missing = find(result, "daemonset_nvidia_device_plugin")
+    assert (missing["node"], missing["op"], missing["actual"], missing["expected"]) == ("", "true", False, True)
+    assert missing["fail_msg"] == "NVIDIA GPU Operator device plugin: not found in namespace gpu-operator"
+    assert "install or repair" in missing["hint"]
+    partial = find(result, "daemonset_efa")
+    assert (partial["actual"], partial["fail_msg"]) == (False, "EFA device plugin: 1 of 2 pods ready")
+    healthy = find(result, "daemonset_healthy")
+    assert (healthy["actual"], healthy["fail_msg"], healthy["hint"]) == (True, "healthy: 2 of 2 pods ready", "custom hint")
+    assert find(result, "daemonset_nothing_scheduled")["actual"] is False
+    assert failing(result) == [("daemonset_nvidia_device_plugin", ""), ("daemonset_efa", ""), ("daemonset_nothing_scheduled", "")]
+
+
+@pytest.mark.parametrize("phase,expected_actual", [("Bound", "Bound"), ("Pending", "Pending"), (None, "missing"), ("", "missing")])
+def test_l0_storage_claim(phase, expected_actual):
+    claim = {"name": "fsx-claim", "phase": phase}
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect(storage_claim=claim))
+    check = find(result, "storage_claim")
+    assert (check["actual"], check["expected"], check["fail_msg"]) == (expected_actual, "Bound", "PersistentVolumeClaim fsx-claim")
+    assert check["hint"] == checks.HINT_STORAGE
+    assert passed(check) is (phase == "Bound")
+
+
+def test_l0_no_storage_claim_no_check():
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect(storage_claim=None))
+    assert "storage_claim" not in names(result)
+
+
+def test_l0_probe_not_started_with_events():
+    events = ["Scheduled", "Pulling image", "Failed to pull image", "Error: ErrImagePull", "Back-off pulling image"]
+    not_started = {"status": "not_started", "data": None, "error": "ImagePullBackOff: Back-off pulling image \"rlstack/probe:v1\"",
+                   "hint": "check the image name and tag", "events": events}
+    nodes = [make_node("p5-node-1"), make_node("p5-node-2")]
+    result = checks.l0_checks(nodes, {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": not_started}, k8s_expect())
+    check = find(result, "probe", "p5-node-2")
+    assert (check["op"], check["actual"], check["expected"], check["evidence_missing"]) == ("true", None, True, True)
+    assert check["fail_msg"] == ('ImagePullBackOff: Back-off pulling image "rlstack/probe:v1" '
+                                 "(events: Failed to pull image; Error: ErrImagePull; Back-off pulling image)")
+    assert check["hint"] == "check the image name and tag"
+    assert names(result, "p5-node-2") == ["node_ready", "capacity_gpu", "capacity_efa", "probe"]
+    assert failing(result) == [("probe", "p5-node-2")]
+    assert _verdict.evaluate_check(check)["evidence_missing"] is True
+
+
+def test_l0_probe_result_missing_for_a_node():
+    result = checks.l0_checks([make_node("p5-node-1")], {}, k8s_expect())
+    check = find(result, "probe", "p5-node-1")
+    assert check["fail_msg"] == "no probe result for this node"
+    assert check["evidence_missing"] is True
+    assert "run the probe by hand" in check["hint"]
+
+
+def test_l0_probe_crashed():
+    stdout = '{"probe": "node", "schema": 1, "crashed": true, "error": "Traceback (most recent call last):\\nOSError: [Errno 5] EIO"}\n'
+    crashed = k8s.probe_output(stdout + "__rlstack_rc=1\n")
+    assert crashed["status"] == "crashed"
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": crashed}, k8s_expect())
+    check = find(result, "probe", "p5-node-1")
+    assert check["evidence_missing"] is True
+    assert check["fail_msg"] == "the probe crashed (exit code 1): OSError: [Errno 5] EIO"
+    assert "gpu_count" not in names(result)
+
+
+def test_l0_probe_timed_out():
+    timed_out = data_outcome(P5_HEALTHY, timed_out=True, error="nvidia-smi did not answer within 30 s")
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": timed_out}, k8s_expect())
+    check = find(result, "probe", "p5-node-1")
+    assert (check["actual"], check["expected"], check["evidence_missing"]) == (False, True, False)
+    assert check["fail_msg"] == "the L0 probe timed out: nvidia-smi did not answer within 30 s"
+    assert "hung" in check["hint"]
+    assert "gpu_count" not in names(result)
+    assert failing(result) == [("probe", "p5-node-1")]
+
+
+def test_l0_gpu_count_7_of_8_names_the_node():
+    nodes = [make_node("p5-node-1"), make_node("p5-node-2")]
+    probes = {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": outcome(P5_GPU_MISSING)}
+    result = checks.l0_checks(nodes, probes, k8s_expect())
+    assert failing(result) == [("gpu_count", "p5-node-2")]
+    check = find(result, "gpu_count", "p5-node-2")
+    assert (check["op"], check["actual"], check["expected"]) == ("eq", 7, 8)
+    assert check["hint"] == checks.HINT_GPU
+    assert "XID" in check["hint"]
+    message = _verdict.evaluate_check(check)["message"]
+    assert "8" in message and "7" in message
+
+
+def test_l0_gpu_count_carries_the_nvidia_smi_error():
+    broken = data_outcome(P5_HEALTHY, gpu_count=0, gpus=[],
+                          nvidia_smi={"ok": False, "error": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"})
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": broken}, k8s_expect())
+    check = find(result, "gpu_count")
+    assert check["actual"] == 0
+    assert check["fail_msg"] == "nvidia-smi: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+    assert "gpu_model" not in names(result)
+    assert "gpu_memory" not in names(result)
+
+
+def test_l0_gpu_model_pattern_mismatch():
+    # a g6.8xlarge answered where the inventory says p5.48xlarge
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(G6_HEALTHY)}, k8s_expect())
+    model = find(result, "gpu_model", "p5-node-1")
+    assert (model["actual"], model["expected"]) == ("NVIDIA L4", "H100.*80GB")
+    assert "instance type" in model["hint"]
+    memory = find(result, "gpu_memory", "p5-node-1")
+    assert (memory["actual"], memory["expected"]) == (23034, 72479)
+    assert set(failing(result)) == {("gpu_count", "p5-node-1"), ("gpu_model", "p5-node-1"), ("gpu_memory", "p5-node-1"),
+                                    ("efa_devices", "p5-node-1")}
+
+
+def test_l0_g6_node_passes_with_its_own_profile():
+    node = make_node("g6-node-1", itype="g6.8xlarge", gpus="1", efa="1")
+    result = checks.l0_checks([node], {"g6-node-1": outcome(G6_HEALTHY)}, k8s_expect())
+    assert failing(result) == []
+    assert find(result, "gpu_model")["expected"] == r"\bL4\b"
+    assert find(result, "efa_devices")["fail_msg"] == "under /sys/class/infiniband: rdmap79s0"
+
+
+def test_l0_gpu_memory_takes_the_smallest_gpu():
+    data = outcome(P5_HEALTHY)["data"]
+    gpus = copy.deepcopy(data["gpus"])
+    gpus[3]["memory_mib"] = 40192  # MIG mode
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": data_outcome(P5_HEALTHY, gpus=gpus)}, k8s_expect())
+    check = find(result, "gpu_memory")
+    assert (check["actual"], check["expected"]) == (40192, 72479)
+    assert "MIG" in check["hint"]
+    assert failing(result) == [("gpu_memory", "p5-node-1")]
+
+
+def test_l0_gpu_memory_override():
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)},
+                              k8s_expect(overrides={"gpu_memory_mib_min": 100000}))
+    check = find(result, "gpu_memory")
+    assert (check["actual"], check["expected"]) == (81559, 100000)
+    assert not passed(check)
+
+
+def test_l0_efa_0_of_32():
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_EFA_MISSING)}, k8s_expect())
+    check = find(result, "efa_devices", "p5-node-1")
+    assert (check["actual"], check["expected"]) == (0, 32)
+    assert check["fail_msg"] == "under /sys/class/infiniband: none"
+    assert check["hint"] == checks.HINT_EFA
+    assert failing(result) == [("efa_devices", "p5-node-1")]
+
+
+def test_l0_efa_message_carries_the_infiniband_error_and_dir():
+    broken = data_outcome(P5_EFA_MISSING, infiniband_error="[Errno 2] No such file or directory: '/host/sys/class/infiniband'",
+                          params={"infiniband_dir": "/host/sys/class/infiniband"})
+    check = find(checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": broken}, k8s_expect()), "efa_devices")
+    assert check["fail_msg"] == ("under /host/sys/class/infiniband: [Errno 2] No such file or directory: "
+                                 "'/host/sys/class/infiniband'")
+
+
+def test_l0_storage_ok():
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect(storage=True))
+    check = find(result, "storage_rw", "p5-node-1")
+    assert (check["actual"], check["expected"]) == (True, True)
+    assert check["fail_msg"] == "write/read/delete on /fsx: ok"
+
+
+def test_l0_storage_failed_steps():
+    storage = {"ok": False, "error": None, "path": "/fsx", "steps": {
+        "write": {"ok": True, "error": None}, "read": {"ok": False, "error": "[Errno 5] Input/output error"},
+        "compare": {"ok": False, "error": "not attempted"}, "delete": {"ok": True, "error": None}}}
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": data_outcome(P5_HEALTHY, storage=storage)},
+                              k8s_expect(storage=True))
+    check = find(result, "storage_rw", "p5-node-1")
+    assert check["actual"] is False
+    assert check["fail_msg"] == "write/read/delete on /fsx: failed steps: compare, read"
+    assert check["hint"] == checks.HINT_STORAGE
+    assert failing(result) == [("storage_rw", "p5-node-1")]
+
+
+def test_l0_storage_error_and_default_path():
+    storage = {"ok": False, "error": "[Errno 30] Read-only file system: '/fsx/.rlstack-probe'", "steps": {}}
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": data_outcome(P5_HEALTHY, storage=storage)},
+                              k8s_expect(storage=True, storage_path="/mnt/fsx"))
+    assert find(result, "storage_rw")["fail_msg"] == "write/read/delete on /mnt/fsx: [Errno 30] Read-only file system: '/fsx/.rlstack-probe'"
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": data_outcome(P5_HEALTHY, storage=None)}, k8s_expect(storage=True))
+    assert find(result, "storage_rw")["actual"] is False
+
+
+def test_l0_host_transport_with_host_instance_type_and_overrides():
+    expect = k8s_expect(transport="host", host_instance_type="p5en.48xlarge", storage=True,
+                        overrides={"gpu_count": 1, "efa_count": 0, "gpu_memory_mib_min": 140000})
+    result = checks.l0_checks([], {"vm": outcome(H200_NODE)}, expect)
+    assert "gpu_nodes" not in names(result)
+    assert names(result) == ["gpu_count", "gpu_model", "gpu_memory", "efa_devices", "storage_rw"]
+    assert {c["node"] for c in result} == {"vm"}
+    assert failing(result) == []
+    model = find(result, "gpu_model")
+    assert (model["actual"], model["expected"]) == ("NVIDIA H200", "H200")
+    assert (find(result, "gpu_memory")["actual"], find(result, "gpu_memory")["expected"]) == (143771, 140000)
+    assert find(result, "storage_rw")["fail_msg"] == "write/read/delete on /tmp/rlstack-storage: ok"
+
+
+def test_l0_host_transport_profile_without_overrides():
+    expect = k8s_expect(transport="host", host_instance_type="p5en.48xlarge")
+    result = checks.l0_checks([], {"vm": outcome(H200_NODE)}, expect)
+    assert (find(result, "gpu_count")["actual"], find(result, "gpu_count")["expected"]) == (1, 8)
+    assert (find(result, "efa_devices")["actual"], find(result, "efa_devices")["expected"]) == (0, 16)
+    assert set(failing(result)) == {("gpu_count", "vm"), ("efa_devices", "vm")}
+
+
+def test_l0_host_transport_checks_every_probed_host_in_order():
+    expect = k8s_expect(transport="host", host_instance_type="", overrides={"gpu_count": 1})
+    result = checks.l0_checks([], {"b-host": outcome(H200_NODE), "a-host": outcome(P5_HEALTHY)}, expect)
+    assert [(c["name"], c["node"]) for c in result] == [("gpu_count", "a-host"), ("gpu_count", "b-host")]
+    assert failing(result) == [("gpu_count", "a-host")]
+
+
+def test_l0_host_transport_without_any_expectation_is_not_silent():
+    expect = k8s_expect(transport="host", host_instance_type="", storage=True)
+    result = checks.l0_checks([], {"vm": outcome(H200_NODE)}, expect)
+    check = find(result, "expectations", "vm")
+    assert check["evidence_missing"] is True
+
+
+# -------------------------------------------------------------------------------------------------- l1_checks
+
+
+def test_l1_recorded_runtime_probe():
+    result = checks.l1_checks(outcome(RECORDED / "probe_runtime.out"), "vm", {"gpu_count": 1, "min_versions": {"torch": "2.4", "nccl": "2.18"}})
+    assert names(result)[:7] == ["torch", "cuda_available", "gpu_count", "cuda_kernel", "version_torch", "version_nccl", "import_accelerate"]
+    assert {c["node"] for c in result} == {"vm"}
+    version = find(result, "version_torch")
+    assert (version["op"], version["actual"], version["expected"]) == ("version_ge", "2.11.0+cu130", "2.4")
+    assert find(result, "version_nccl")["actual"] == "2.28.9"
+    flash = find(result, "import_flash_attn")
+    assert (flash["actual"], flash["fail_msg"]) == (False, "ModuleNotFoundError: No module named 'flash_attn'")
+    assert flash["hint"].startswith("install flash_attn in the training image")
+    assert sorted(failing(result)) == sorted(("import_" + m, "vm") for m in ("flash_attn", "verl", "ray", "mujoco", "libero"))
+
+
+def test_l1_import_version_floor_only_for_modules_that_import():
+    expect = {"min_versions": {"transformers": "6.0", "verl": "0.4"}}
+    result = checks.l1_checks(outcome(RECORDED / "probe_runtime.out"), "vm", expect)
+    check = find(result, "version_transformers")
+    assert (check["actual"], check["expected"]) == ("5.17.0", "6.0")
+    assert not passed(check)
+    assert "version_verl" not in names(result)
+
+
+def test_l1_cuda_not_available():
+    out = data_outcome(RECORDED / "probe_runtime.out", cuda_available=False, gpu_count=0,
+                       cuda_error="CUDA driver version is insufficient for CUDA runtime version")
+    result = checks.l1_checks(out, "p5-node-1", {"gpu_count": 8})
+    cuda = find(result, "cuda_available")
+    assert (cuda["actual"], cuda["fail_msg"]) == (False, "CUDA driver version is insufficient for CUDA runtime version")
+    assert "nvidia.com/gpu" in cuda["hint"]
+    assert "cuda_kernel" not in names(result)
+    assert (find(result, "gpu_count")["actual"], find(result, "gpu_count")["expected"]) == (0, 8)
+
+
+def test_l1_torch_missing_and_kernel_failure():
+    out = data_outcome(RECORDED / "probe_runtime.out", torch=None, torch_error="ModuleNotFoundError: No module named 'torch'",
+                       cuda_smoke={"ok": False, "error": "CUDA error: no kernel image is available for execution on the device"})
+    result = checks.l1_checks(out, "vm", {})
+    assert (find(result, "torch")["actual"], find(result, "torch")["fail_msg"]) == (False, "ModuleNotFoundError: No module named 'torch'")
+    kernel = find(result, "cuda_kernel")
+    assert (kernel["actual"], kernel["fail_msg"]) == (False, "CUDA error: no kernel image is available for execution on the device")
+    assert "gpu_count" not in names(result)
+
+
+def test_l1_no_evidence():
+    result = checks.l1_checks({"status": "no_output", "error": "the probe printed no JSON result (exit code 137)"}, "p5-node-1", {})
+    assert len(result) == 1
+    assert (result[0]["name"], result[0]["node"], result[0]["evidence_missing"]) == ("probe", "p5-node-1", True)
+    assert result[0]["fail_msg"] == "the probe printed no JSON result (exit code 137)"
+    assert checks.l1_checks(None, "n", None)[0]["fail_msg"] == "no probe result for this node"
+
+
+# -------------------------------------------------------------------------------------------------- l2_checks
+
+
+def test_l2_recorded_model_probe_passes():
+    expect = {"min_vocab": 400, "min_params": 1.0e6}
+    result = checks.l2_checks(outcome(RECORDED / "probe_model.out"), "vm", expect)
+    assert names(result) == ["model_path", "config", "config_attributes", "tokenizer", "vocab_size", "model_load", "dtype",
+                             "param_count", "forward"]
+    assert failing(result) == []
+    assert find(result, "model_path")["fail_msg"] == "model path /tmp/rlstack-tiny/ok"
+    assert (find(result, "dtype")["actual"], find(result, "dtype")["expected"]) == ("torch.bfloat16", "torch.bfloat16")
+    assert (find(result, "param_count")["actual"], find(result, "param_count")["expected"]) == (1844480, 1.0e6)
+    assert (find(result, "vocab_size")["actual"], find(result, "vocab_size")["expected"]) == (471, 400)
+
+
+def test_l2_config_skew_hint():
+    result = checks.l2_checks(outcome(RECORDED / "probe_model_skew.out"), "vm", {})
+    check = find(result, "config_attributes")
+    assert (check["actual"], check["expected"]) == (["use_proprio", "num_action_chunks"], [])
+    assert check["fail_msg"] == "config.json lacks use_proprio, num_action_chunks"
+    assert "Model/Config Version Skew" in check["hint"]
+    assert "getattr(config, 'use_proprio'" in check["hint"]
+    assert failing(result) == [("config_attributes", "vm")]
+
+
+def test_l2_model_load_failure_uses_the_probe_hint():
+    result = checks.l2_checks(outcome(RECORDED / "probe_model_skew_remote_code.out"), "vm", {"min_params": 1})
+    load = find(result, "model_load")
+    assert (load["actual"], load["fail_msg"]) == (False, "'LlamaConfig' object has no attribute 'use_proprio'")
+    assert load["hint"].startswith("config.json lacks use_proprio")
+    assert "dtype" not in names(result)
+    assert "param_count" not in names(result)
+    assert find(result, "forward")["fail_msg"] == "not attempted (model not loaded)"
+    assert set(failing(result)) == {("config_attributes", "vm"), ("model_load", "vm"), ("forward", "vm")}
+
+
+def test_l2_missing_model_path_stops_there():
+    out = data_outcome(RECORDED / "probe_model.out", model_path="/fsx/models/openvla-7b", model_path_exists=False)
+    result = checks.l2_checks(out, "p5-node-1", {})
+    assert len(result) == 1
+    check = result[0]
+    assert (check["name"], check["node"], check["actual"]) == ("model_path", "p5-node-1", False)
+    assert check["fail_msg"] == "model path /fsx/models/openvla-7b"
+    assert "l2_single_gpu_stage_model" in check["hint"]
+
+
+def test_l2_optional_parts_can_be_switched_off():
+    result = checks.l2_checks(outcome(RECORDED / "probe_model.out"), "vm", {"tokenizer": False, "forward": False, "dtype": "torch.float16"})
+    assert "tokenizer" not in names(result)
+    assert "forward" not in names(result)
+    assert failing(result) == [("dtype", "vm")]
+
+
+def test_l2_non_finite_logits_fail_the_forward_check():
+    out = data_outcome(RECORDED / "probe_model.out", forward={"ok": True, "error": None, "logits_finite": False})
+    assert not passed(find(checks.l2_checks(out, "vm", {}), "forward"))
+
+
+def test_l2_timed_out_probe():
+    out = data_outcome(RECORDED / "probe_model.out", timed_out=True, error="model load exceeded 1800 s")
+    result = checks.l2_checks(out, "vm", {})
+    assert [(c["name"], c["fail_msg"]) for c in result] == [("probe", "the L2 probe timed out: model load exceeded 1800 s")]
+
+
+# -------------------------------------------------------------------------------------------- l3_probe_checks
+
+
+def test_l3_recorded_two_gpu_probe_passes():
+    result = checks.l3_probe_checks(outcome(SIM_PROBES / "probe_multigpu" / "healthy" / "default.out"), "p5-node-1", {"world_size": 2})
+    assert names(result) == ["process_group", "world_size", "fsdp", "allreduce_correct"]
+    assert failing(result) == []
+    assert (find(result, "world_size")["actual"], find(result, "world_size")["expected"]) == (2, 2)
+    assert find(result, "fsdp")["fail_msg"] == "api fully_shard, loss 6.283734321594238"
+    assert find(result, "allreduce_correct")["fail_msg"] == "0 mismatches"
+
+
+def test_l3_recorded_one_gpu_probe_against_eight_expected():
+    result = checks.l3_probe_checks(outcome(RECORDED / "probe_multigpu.out"), "vm", {"world_size": 8})
+    check = find(result, "world_size")
+    assert (check["actual"], check["expected"]) == (1, 8)
+    assert failing(result) == [("world_size", "vm")]
+
+
+def test_l3_allreduce_mismatches_and_fsdp_nan():
+    out = data_outcome(RECORDED / "probe_multigpu.out", allreduce_ok=False, allreduce={"ok": False, "error": None, "mismatches": 12},
+                       fsdp={"ok": True, "api": "fully_shard", "loss": float("nan"), "loss_finite": False})
+    result = checks.l3_probe_checks(out, "vm", None)
+    assert "world_size" not in names(result)
+    allreduce = find(result, "allreduce_correct")
+    assert (allreduce["actual"], allreduce["fail_msg"]) == (False, "12 mismatches")
+    assert "nccl-tests with -c 1" in allreduce["hint"]
+    assert find(result, "fsdp")["actual"] is False
+    assert set(failing(result)) == {("fsdp", "vm"), ("allreduce_correct", "vm")}
+
+
+def test_l3_process_group_error():
+    out = data_outcome(RECORDED / "probe_multigpu.out", init={"ok": False, "error": "NCCL error: unhandled system error"},
+                       allreduce={"error": "not attempted"}, allreduce_ok=False)
+    result = checks.l3_probe_checks(out, "vm", {})
+    assert find(result, "process_group")["fail_msg"] == "NCCL error: unhandled system error"
+    assert find(result, "allreduce_correct")["fail_msg"] == "not attempted"
+
+
+# -------------------------------------------------------------------------------------------------- l4_checks
+
+
+def test_l4_prompts_for_input_with_hint():
+    result = checks.l4_checks(outcome(RECORDED / "probe_sim_import.out"), "vm", {"expect_tasks": 10})
+    assert len(result) == 1
+    check = result[0]
+    assert (check["name"], check["op"], check["actual"], check["expected"]) == ("import", "eq", "prompts_for_input", "ok")
+    assert check["fail_msg"] == "import failed: the library prompts for input at import (input() got EOF, stdin is /dev/null)"
+    assert "redirect stdin" in check["hint"]
+    assert "LIBERO_DATASET_DIR" in check["hint"]
+    assert not passed(check)
+
+
+def test_l4_hang_on_stdin():
+    result = checks.l4_checks(outcome(SIM_PROBES / "probe_sim_import" / "sim-hang" / "default.out"), "vm", {})
+    assert result[0]["actual"] == "prompts_for_input"
+    assert result[0]["fail_msg"] == "import blocked: the library waits for interactive input"
+
+
+def test_l4_missing_env_names_the_variable():
+    result = checks.l4_checks(outcome(RECORDED / "probe_sim_import_missing_env.out"), "vm", {})
+    check = find(result, "import")
+    assert check["actual"] == "missing_env"
+    assert check["fail_msg"] == "missing environment variable(s): FAKE_SIM_DATASET_DIR (missing: FAKE_SIM_DATASET_DIR)"
+    assert check["hint"] == "set FAKE_SIM_DATASET_DIR in the pod's env block"
+
+
+def test_l4_ok_with_benchmark_tasks():
+    result = checks.l4_checks(outcome(RECORDED / "probe_sim_import_ok.out"), "vm", {"expect_tasks": 10})
+    assert names(result) == ["import", "benchmark_tasks"]
+    assert failing(result) == []
+    bench = find(result, "benchmark_tasks")
+    assert (bench["actual"], bench["expected"], bench["fail_msg"]) == (10, 10, "libero_10: ")
+
+
+def test_l4_benchmark_missing_tasks():
+    result = checks.l4_checks(outcome(RECORDED / "probe_sim_import_ok.out"), "vm", {"expect_tasks": "40"})
+    bench = find(result, "benchmark_tasks")
+    assert (bench["actual"], bench["expected"]) == (10, 40)
+    assert "dataset directory" in bench["hint"]
+    assert failing(result) == [("benchmark_tasks", "vm")]
+
+
+def test_l4_benchmark_not_checked_without_expectation_or_benchmark():
+    assert names(checks.l4_checks(outcome(RECORDED / "probe_sim_import_ok.out"), "vm", {})) == ["import"]
+    assert names(checks.l4_checks(outcome(RECORDED / "probe_sim_import.out"), "vm", {"expect_tasks": 10})) == ["import"]
+
+
+def test_l4_unknown_status():
+    result = checks.l4_checks({"status": "ok", "data": {}}, "vm", {})
+    assert (result[0]["actual"], result[0]["fail_msg"]) == ("unknown", "unknown")
+
+
+# ---------------------------------------------------------------------------------------- log_checks, l6
+
+
+def _job_state(*conditions, pods=None):
+    job = {"metadata": {"name": "rlsv-run1-l5-libero"}, "status": {"conditions": list(conditions)}}
+    return k8s.job_state(job, pods or [], now=2.0e9)
+
+
+def _pod(phase, exit_code=None, waiting=None):
+    statuses = []
+    if exit_code is not None:
+        statuses.append({"name": "main", "state": {"terminated": {"exitCode": exit_code}}})
+    if waiting:
+        statuses.append({"name": "main", "state": {"waiting": waiting}})
+    return {"metadata": {"name": "rlsv-run1-l5-libero-x7k2p", "creationTimestamp": "2026-11-30T02:00:00Z"},
+            "spec": {"nodeName": "p5-node-1"}, "status": {"phase": phase, "containerStatuses": statuses}}
+
+
+COMPLETE = {"type": "Complete", "status": "True"}
+FAILED = {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}
+
+
+def test_log_checks_complete_with_marker():
+    state = _job_state(COMPLETE, pods=[_pod("Succeeded", 0)])
+    expect = {"success_markers": FRAMEWORKS["rlinf"]["train_markers"], "error_patterns": L5_ERROR_PATTERNS}
+    result = checks.log_checks(log("l5-train-step.log"), state, "p5-node-1", expect)
+    assert names(result) == ["job", "completion_marker", "log_errors", "log_errors"]
+    assert failing(result) == []
+    job = find(result, "job")
+    assert (job["actual"], job["expected"], job["fail_msg"]) == ("Complete", "Complete", "")
+    marker = find(result, "completion_marker")
+    assert marker["fail_msg"] == "looked for 'Global Step: 1/1' or 'TRAINING_STEP_TEST_PASSED'"
+    assert [c["actual"] for c in result if c["name"] == "log_errors"] == [[], []]
+
+
+def test_log_checks_failed_job_with_exit_code():
+    state = _job_state(FAILED, pods=[_pod("Failed", 1)])
+    expect = {"success_markers": FRAMEWORKS["rlinf"]["train_markers"], "error_patterns": L5_ERROR_PATTERNS}
+    result = checks.log_checks(log("l5-train-fails.log"), state, "p5-node-1", expect)
+    job = find(result, "job")
+    assert (job["actual"], job["expected"]) == ("Failed", "Complete")
+    assert job["fail_msg"] == "BackoffLimitExceeded: Job has reached the specified backoff limit (exit code 1)"
+    assert find(result, "completion_marker")["actual"] is False
+    traceback, error = [c for c in result if c["name"] == "log_errors"]
+    assert traceback["actual"] == ["Traceback (most recent call last):"]
+    assert traceback["fail_msg"] == "lines matching %r" % L5_ERROR_PATTERNS[0]
+    assert error["actual"] == ["ERROR: training step failed (exit code 1)"]
+    assert [n for n, node in failing(result)] == ["job", "completion_marker", "log_errors", "log_errors"]
+
+
+def test_log_checks_problem_before_start():
+    waiting = {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "rlinf/rlinf:agentic-v0.2"'}
+    state = _job_state(pods=[_pod("Pending", waiting=waiting)])
+    assert state["settled"] is True
+    result = checks.log_checks("", state, "p5-node-1", {"success_markers": ["x"], "error_patterns": L5_ERROR_PATTERNS})
+    assert len(result) == 1
+    check = result[0]
+    assert (check["name"], check["node"], check["actual"], check["expected"]) == ("job", "p5-node-1", "ImagePullBackOff", "Complete")
+    assert check["fail_msg"] == 'pod rlsv-run1-l5-libero-x7k2p cannot run: Back-off pulling image "rlinf/rlinf:agentic-v0.2"'
+    assert check["hint"] == k8s.HINTS["image"]
+
+
+def test_log_checks_still_running():
+    state = _job_state(pods=[_pod("Running")])
+    assert state["settled"] is False
+    result = checks.log_checks("step 0 ...", state, "n", {})
+    assert [(c["name"], c["actual"], c["fail_msg"]) for c in result] == [("job", "still running", "the Job did not finish within the wait")]
+
+
+@pytest.mark.parametrize("log_error,message", [(None, "the Job's log is empty"),
+                                               ('pods "rlsv-run1-l5-libero-x7k2p" not found', 'pods "rlsv-run1-l5-libero-x7k2p" not found')])
+def test_log_checks_empty_log_is_missing_evidence(log_error, message):
+    result = checks.log_checks("", _job_state(COMPLETE), "n", {"success_markers": ["x"], "log_error": log_error})
+    assert names(result) == ["job", "log"]
+    check = find(result, "log")
+    assert (check["actual"], check["evidence_missing"], check["fail_msg"]) == (None, True, message)
+    assert _verdict.evaluate_check(check)["evidence_missing"] is True
+
+
+def test_log_checks_without_state():
+    result = checks.log_checks("", None, "", None)
+    assert (find(result, "job")["actual"], find(result, "job")["fail_msg"]) == ("unknown", "")
+    assert find(result, "log")["evidence_missing"] is True
+
+
+def test_log_checks_error_hits_are_capped_at_three():
+    text = "\n".join("  ERROR: worker %d lost" % i for i in range(6))
+    result = checks.log_checks(text, _job_state(COMPLETE), "n", {"error_patterns": [r"(^|\s)ERROR:"]})
+    assert find(result, "log_errors")["actual"] == ["ERROR: worker 0 lost", "ERROR: worker 1 lost", "ERROR: worker 2 lost"]
+
+
+def test_log_checks_marker_is_any_of():
+    result = checks.log_checks("all good\nTRAINING_STEP_TEST_PASSED\n", _job_state(COMPLETE), "n",
+                               {"success_markers": ["Global Step: 1/1", "TRAINING_STEP_TEST_PASSED"]})
+    assert find(result, "completion_marker")["actual"] is True
+
+
+def test_success_rates_rlinf_pattern():
+    rates = checks.success_rates(log("l6-eval.log"), FRAMEWORKS["rlinf"]["eval_pattern"])
+    assert len(rates) == 11
+    assert rates["eval/libero_10/success_rate"] == pytest.approx(0.92)
+    assert rates["eval/libero_10/task_06/success_rate"] == pytest.approx(0.86)
+
+
+def test_success_rates_verl_pattern_one_metric_per_line():
+    text = "(TaskRunner pid=812) step:0 - val-core/libero_10/test_score/mean@1:0.75\nval/success_rate = 0.5\n"
+    rates = checks.success_rates(text, FRAMEWORKS["verl"]["eval_pattern"])
+    assert rates == {"val-core/libero_10/test_score/mean@1": 0.75, "val/success_rate": 0.5}
+
+
+def test_success_rates_verl_console_line_with_several_metrics():
+    text = ("step:0 - val-core/libero_10/test_score/mean@1:0.75 - val-aux/libero_10/success_rate/mean@1:0.2 - "
+            "timing_s/testing:41.2\n")
+    rates = checks.success_rates(text, FRAMEWORKS["verl"]["eval_pattern"])
+    assert rates == {"val-core/libero_10/test_score/mean@1": 0.75, "val-aux/libero_10/success_rate/mean@1": 0.2}
+
+
+def test_success_rates_edge_cases():
+    pattern = FRAMEWORKS["custom"]["eval_pattern"]
+    assert checks.success_rates("success_rate=0.2\nsuccess_rate=0.4\n", pattern) == {"success_rate": 0.4}
+    assert checks.success_rates("success_rate: 1.2.3\n", pattern) == {}
+    assert checks.success_rates(None, pattern) == {}
+    assert checks.success_rates("success_rate: 0.5", r"success_rate:\s*([0-9.]+)") == {}
+
+
+def test_l6_rates_above_the_floor():
+    expect = {"pattern": FRAMEWORKS["rlinf"]["eval_pattern"], "floor": 0.8, "error_patterns": L5_ERROR_PATTERNS,
+              "success_markers": ["never printed"]}
+    result = checks.l6_checks(log("l6-eval.log"), _job_state(COMPLETE), "p5-node-1", expect)
+    assert "completion_marker" not in names(result)
+    rates = [c for c in result if c["name"].startswith("success_rate:")]
+    assert len(rates) == 11
+    assert failing(result) == []
+    overall = find(result, "success_rate:eval/libero_10/success_rate")
+    assert (overall["op"], overall["actual"], overall["expected"], overall["node"]) == ("ge", pytest.approx(0.92), 0.8, "p5-node-1")
+
+
+def test_l6_rates_below_the_floor():
+    expect = {"pattern": FRAMEWORKS["rlinf"]["eval_pattern"], "floor": 0.5}
+    result = checks.l6_checks(log("l6-eval-low.log"), _job_state(COMPLETE), "n", expect)
+    assert len(failing(result)) == 11
+    check = find(result, "success_rate:eval/libero_10/task_06/success_rate")
+    assert (check["actual"], check["expected"]) == (pytest.approx(0.12), 0.5)
+    assert "floor" in check["hint"]
+
+
+def test_l6_default_floor_is_zero_and_default_pattern():
+    result = checks.l6_checks("libero_spatial/success_rate = 0.0\n", _job_state(COMPLETE), "n", {})
+    check = find(result, "success_rate:libero_spatial/success_rate")
+    assert (check["actual"], check["expected"]) == (0.0, 0.0)
+    assert passed(check)
+
+
+def test_l6_no_metric_is_missing_evidence():
+    expect = {"pattern": FRAMEWORKS["rlinf"]["eval_pattern"], "floor": 0.5}
+    result = checks.l6_checks(log("l5-train-step.log"), _job_state(COMPLETE), "n", expect)
+    check = find(result, "success_rate")
+    assert (check["actual"], check["evidence_missing"]) == (None, True)
+    assert check["fail_msg"] == "no success-rate metric in the log (pattern %s)" % FRAMEWORKS["rlinf"]["eval_pattern"]
+    assert "l6_evaluation pattern" in check["hint"]
+
+
+def test_l6_no_metric_message_names_the_default_pattern():
+    result = checks.l6_checks("nothing here\n", _job_state(COMPLETE), "n", {})
+    assert "None" not in find(result, "success_rate")["fail_msg"]
+
+
+def test_l6_failed_job_stops_before_rates():
+    result = checks.l6_checks(log("l6-eval.log"), _job_state(FAILED, pods=[_pod("Failed", 137)]), "n", {"floor": 0.5})
+    assert names(result) == ["job"]
+    assert find(result, "job")["fail_msg"] == "BackoffLimitExceeded: Job has reached the specified backoff limit (exit code 137)"
+
+
+def test_l6_empty_log_stops_before_rates():
+    result = checks.l6_checks("", _job_state(COMPLETE), "n", {"floor": 0.5})
+    assert names(result) == ["job", "log"]
+
+
+def test_l6_error_lines_do_not_hide_the_rates():
+    text = log("l6-eval.log") + "\nERROR: env worker 3 restarted\n"
+    result = checks.l6_checks(text, _job_state(COMPLETE), "n", {"error_patterns": [r"(^|\s)ERROR:"], "floor": 0.5})
+    assert failing(result) == [("log_errors", "n")]
+    assert len([c for c in result if c["name"].startswith("success_rate:")]) == 11
+
+
+def test_l6_problem_before_start():
+    waiting = {"reason": "CreateContainerConfigError", "message": 'secret "wandb" not found'}
+    result = checks.l6_checks("", _job_state(pods=[_pod("Pending", waiting=waiting)]), "n", {})
+    assert [(c["name"], c["actual"]) for c in result] == [("job", "CreateContainerConfigError")]
+
+
+# ------------------------------------------------------------------------------------------- nccl_item, mpijob
+
+
+def test_nccl_item_from_a_loop_result():
+    result = {"item": {"key": "p5-node-1", "value": {}}, "changed": False, "nranks": 8, "complete": True, "network": "NVLink"}
+    item = checks.nccl_item(result, "sweep", {"min_busbw": [{"size": "1G", "floor": 300}]})
+    assert item == {"name": "sweep", "node": "p5-node-1", "facts": result, "expect": {"min_busbw": [{"size": "1G", "floor": 300}]}}
+
+
+def test_nccl_item_failed_or_skipped_has_no_facts():
+    for result in ({"failed": True, "msg": "no NCCL output"}, {"skipped": True, "item": {"key": "n2"}}):
+        item = checks.nccl_item(result, "nccl", None)
+        assert item["facts"] is None
+        assert item["expect"] == {}
+    assert checks.nccl_item({"skipped": True, "item": {"key": "n2"}}, "nccl", {})["node"] == "n2"
+
+
+def test_nccl_item_plain_item_and_empty_result():
+    assert checks.nccl_item({"item": "p5-node-1", "nranks": 8}, "nccl", {})["node"] == ""
+    assert checks.nccl_item(None, "nccl", {}) == {"name": "nccl", "node": "", "facts": {}, "expect": {}}
+
+
+def test_nccl_item_copies_the_expectation():
+    expect = {"nranks": 16}
+    item = checks.nccl_item({}, "nccl", expect)
+    item["expect"]["nranks"] = 1
+    assert expect == {"nranks": 16}
+
+
+P5_NODES = [{"node": "p5-node-1", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32},
+            {"node": "p5-node-2", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32}]
+G6_NODES = [{"node": "g6-node-1", "instance_type": "g6.8xlarge", "gpus": 1, "efa": 1},
+            {"node": "g6-node-2", "instance_type": "g6.8xlarge", "gpus": 1, "efa": 1}]
+IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:latest"
+
+
+def test_nccl_mpijob_p5():
+    job = checks.nccl_mpijob(P5_NODES, "rlsv-run1-l3", IMAGE, None, None, 0.0)
+    assert job["instance_type"] == "p5.48xlarge"
+    assert job["mpijob"] == {"name": "rlsv-run1-l3-nccl", "workers": 2, "gpus_per_worker": 8, "efa_per_worker": 32,
+                             "node_selector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}, "image": IMAGE, "rdma": True,
+                             "min_bytes": "8", "max_bytes": "16G"}
+    assert job["expect"] == {"network": ["efa"], "nranks": 16, "min_busbw": [{"size": 1073741824, "floor": 100.0}],
+                             "tolerance": 0.0, "require_complete": True}
+
+
+def test_nccl_mpijob_g6():
+    job = checks.nccl_mpijob(G6_NODES, "rlsv-run1-phase0", IMAGE, [], [], 0.1)
+    assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"], job["mpijob"]["gpus_per_worker"]) == (False, "1G", 1)
+    assert (job["mpijob"]["efa_per_worker"], job["mpijob"]["workers"]) == (1, 2)
+    assert job["expect"] == {"network": ["efa"], "nranks": 2, "min_busbw": [{"size": 1073741824, "floor": 1.0}],
+                             "tolerance": 0.1, "require_complete": True}
+
+
+def test_nccl_mpijob_explicit_floors_and_network_win():
+    floors = [{"size": "16G", "floor": 400}]
+    job = checks.nccl_mpijob(P5_NODES, "l3", IMAGE, floors, ["efa", "ib"], 0.05)
+    assert job["expect"]["min_busbw"] == floors
+    assert job["expect"]["network"] == ["efa", "ib"]
+    assert job["expect"]["tolerance"] == 0.05
+
+
+def test_nccl_mpijob_expectation_is_judged_by_the_verdict_engine():
+    job = checks.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)
+    entries = _verdict.expand_nccl({"name": "nccl_tests", "node": "", "facts": None, "expect": job["expect"]})
+    assert entries
+    assert all(not e["passed"] for e in entries)
+
+
+def test_nccl_mpijob_without_efa_or_gpus():
+    nodes = [{"node": "p5-node-1", "instance_type": "p5.48xlarge", "efa": 0}]
+    job = checks.nccl_mpijob(nodes, "l3", IMAGE, None, None, None)
+    assert job["mpijob"]["gpus_per_worker"] == 8
+    assert job["expect"]["network"] == []
+    assert job["expect"]["nranks"] == 8
+    assert job["expect"]["tolerance"] == 0.0
+
+
+def test_nccl_mpijob_unknown_type_and_no_nodes():
+    job = checks.nccl_mpijob([{"node": "x", "instance_type": "x9.metal"}], "l3", IMAGE, None, None, 0)
+    assert job["mpijob"]["node_selector"] == {"node.kubernetes.io/instance-type": "x9.metal"}
+    assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"], job["mpijob"]["gpus_per_worker"]) == (False, "1G", 1)
+    assert job["expect"]["min_busbw"] == []
+    empty = checks.nccl_mpijob([], "l3", IMAGE, None, None, 0)
+    assert (empty["mpijob"]["workers"], empty["mpijob"]["node_selector"], empty["expect"]["nranks"]) == (0, {}, 0)
+    assert empty["instance_type"] == ""

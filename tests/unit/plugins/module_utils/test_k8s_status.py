@@ -1,0 +1,841 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/module_utils/_k8s_status.py: pods, Jobs, MPIJobs and probe output as the runner reads them."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+
+REPO = Path(__file__).resolve().parents[4]
+RECORDED = REPO / "sim" / "replay" / "recorded" / "h200x1"
+SIM_PROBES = REPO / "sim" / "replay" / "probes"
+
+NOW = datetime.datetime(2026, 11, 30, 3, 0, 0, tzinfo=datetime.timezone.utc).timestamp()
+DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+ROLE_LABEL = "training.kubeflow.org/job-role"
+
+UNSCHEDULABLE_MSG = "0/4 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector."
+IMAGE_MSG = 'Back-off pulling image "public.ecr.aws/rlstack/train:v9": ErrImagePull: not found'
+
+
+def stamp(epoch):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def waiting(reason, message="", name="main"):
+    return {"name": name, "ready": False, "restartCount": 0, "state": {"waiting": {"reason": reason, "message": message}}}
+
+
+def terminated(exit_code, reason="Error", name="main"):
+    return {"name": name, "ready": False, "state": {"terminated": {"exitCode": exit_code, "reason": reason}}}
+
+
+def running_status(name="main"):
+    return {"name": name, "ready": True, "state": {"running": {"startedAt": stamp(NOW - 30)}}}
+
+
+def make_pod(name="rlsv-run1-l0-infrastructure-abcde", phase="Pending", age_s=120.0, node="", labels=None, conditions=None,
+             statuses=None, init_statuses=None, reason=None, message=None):
+    status = {"phase": phase, "conditions": list(conditions or [])}
+    if statuses is not None:
+        status["containerStatuses"] = statuses
+    if init_statuses is not None:
+        status["initContainerStatuses"] = init_statuses
+    if reason is not None:
+        status["reason"] = reason
+    if message is not None:
+        status["message"] = message
+    spec = {"containers": [{"name": "main"}]}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name, "namespace": "rlstack-validation", "creationTimestamp": stamp(NOW - age_s),
+                         "labels": dict(labels or {})},
+            "spec": spec, "status": status}
+
+
+def ready_pod(name, node="p5-node-1", labels=None, age_s=300.0):
+    return make_pod(name, "Running", age_s=age_s, node=node, labels=labels, statuses=[running_status()],
+                    conditions=[{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}])
+
+
+def unschedulable_pod(name, age_s=120.0, labels=None):
+    return make_pod(name, "Pending", age_s=age_s, labels=labels,
+                    conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE_MSG}])
+
+
+def image_pod(name, age_s=120.0, labels=None, reason="ImagePullBackOff", node="p5-node-2"):
+    return make_pod(name, "Pending", age_s=age_s, node=node, labels=labels, statuses=[waiting(reason, IMAGE_MSG)],
+                    conditions=[{"type": "PodScheduled", "status": "True"}])
+
+
+def done_pod(name, phase="Succeeded", labels=None, exit_code=0, node="p5-node-1"):
+    return make_pod(name, phase, age_s=600.0, node=node, labels=labels,
+                    statuses=[terminated(exit_code, "Completed" if exit_code == 0 else "Error")])
+
+
+def job(name, *conditions):
+    return {"metadata": {"name": name}, "status": {"conditions": [dict(c) for c in conditions]}}
+
+
+def cond(ctype, status="True", reason="", message=""):
+    return {"type": ctype, "status": status, "reason": reason, "message": message}
+
+
+# --------------------------------------------------------------------------------------------- parse_time
+
+
+def test_parse_time_reads_api_server_timestamps_as_utc_epoch():
+    expected = datetime.datetime(2026, 11, 30, 2, 40, 35, tzinfo=datetime.timezone.utc).timestamp()
+    value = k8s.parse_time("2026-11-30T02:40:35Z")
+    assert value == expected
+    assert isinstance(value, float)
+
+
+def test_parse_time_ignores_fractional_seconds():
+    assert k8s.parse_time("2026-11-30T02:40:35.918273Z") == k8s.parse_time("2026-11-30T02:40:35Z")
+
+
+def test_parse_time_epoch_start():
+    assert k8s.parse_time("1970-01-01T00:00:00Z") == 0.0
+
+
+@pytest.mark.parametrize("text", [None, "", "yesterday", "2026-11-30", "30/11/2026 02:40:35", 12345])
+def test_parse_time_returns_none_when_absent_or_unreadable(text):
+    assert k8s.parse_time(text) is None
+
+
+def test_parse_time_round_trips_with_stamp():
+    assert k8s.parse_time(stamp(NOW - 45)) == NOW - 45
+
+
+# ---------------------------------------------------------------------------------------------- pod_state
+
+
+def test_pod_state_defaults_for_an_empty_pod():
+    state = k8s.pod_state({}, now=NOW)
+    assert state == {"pod": "", "node": "", "phase": "Pending", "ready": False, "target": "", "role": "", "index": None,
+                     "age_s": 0.0, "problem": None, "exit_code": None}
+
+
+@pytest.mark.parametrize("reason", ["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"])
+def test_pod_state_image_problem_is_hidden_within_the_grace_period(reason):
+    state = k8s.pod_state(image_pod("p", age_s=10.0, reason=reason), now=NOW, grace_s=45.0)
+    assert state["phase"] == "Pending"
+    assert state["age_s"] == 10.0
+    assert state["problem"] is None
+
+
+@pytest.mark.parametrize("reason", ["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"])
+def test_pod_state_image_problem_is_reported_after_the_grace_period(reason):
+    state = k8s.pod_state(image_pod("p", age_s=60.0, reason=reason), now=NOW, grace_s=45.0)
+    assert state["problem"] == {"kind": "image", "reason": reason, "message": IMAGE_MSG, "hint": k8s.HINTS["image"]}
+    assert "imagePullSecrets" in state["problem"]["hint"]
+    assert state["node"] == "p5-node-2"
+
+
+def test_pod_state_problem_is_reported_exactly_at_the_grace_period():
+    assert k8s.pod_state(image_pod("p", age_s=45.0), now=NOW, grace_s=45)["problem"]["kind"] == "image"
+    assert k8s.pod_state(image_pod("p", age_s=44.0), now=NOW, grace_s=45)["problem"] is None
+
+
+def test_pod_state_grace_zero_reports_at_once():
+    assert k8s.pod_state(image_pod("p", age_s=0.0), now=NOW, grace_s=0)["problem"]["reason"] == "ImagePullBackOff"
+
+
+@pytest.mark.parametrize("reason", ["CreateContainerConfigError", "CreateContainerError", "RunContainerError"])
+def test_pod_state_config_problem(reason):
+    message = 'secret "hf-token" not found'
+    pod = make_pod("p", "Pending", age_s=90.0, node="p5-node-1", statuses=[waiting(reason, message)])
+    problem = k8s.pod_state(pod, now=NOW)["problem"]
+    assert problem == {"kind": "config", "reason": reason, "message": message, "hint": k8s.HINTS["config"]}
+
+
+def test_pod_state_config_problem_of_an_init_container():
+    pod = make_pod("p", "Pending", age_s=90.0, init_statuses=[waiting("CreateContainerConfigError", 'configmap "probe" not found', "init")],
+                   statuses=[waiting("PodInitializing")])
+    problem = k8s.pod_state(pod, now=NOW)["problem"]
+    assert problem["kind"] == "config"
+    assert problem["message"] == 'configmap "probe" not found'
+
+
+def test_pod_state_harmless_waiting_reasons_are_no_problem():
+    pod = make_pod("p", "Pending", age_s=600.0, statuses=[waiting("ContainerCreating"), waiting("PodInitializing", name="side")])
+    assert k8s.pod_state(pod, now=NOW)["problem"] is None
+
+
+def test_pod_state_crash_loop_while_running():
+    message = "back-off 5m0s restarting failed container=main pod=rlsv-run1-l1-runtime-x"
+    pod = make_pod("p", "Running", age_s=300.0, node="p5-node-1", statuses=[waiting("CrashLoopBackOff", message)],
+                   conditions=[{"type": "Ready", "status": "False"}])
+    state = k8s.pod_state(pod, now=NOW)
+    assert state["ready"] is False
+    assert state["problem"] == {"kind": "crash", "reason": "CrashLoopBackOff", "message": message, "hint": k8s.HINTS["crash"]}
+    assert "kubectl logs --previous" in state["problem"]["hint"]
+
+
+def test_pod_state_crash_loop_within_grace_is_hidden():
+    pod = make_pod("p", "Running", age_s=20.0, statuses=[waiting("CrashLoopBackOff", "back-off 10s")])
+    assert k8s.pod_state(pod, now=NOW)["problem"] is None
+
+
+def test_pod_state_crash_loop_while_pending():
+    pod = make_pod("p", "Pending", age_s=100.0, init_statuses=[waiting("CrashLoopBackOff", "back-off", "init")])
+    assert k8s.pod_state(pod, now=NOW)["problem"]["kind"] == "crash"
+
+
+def test_pod_state_unschedulable():
+    state = k8s.pod_state(unschedulable_pod("p", age_s=120.0), now=NOW)
+    assert state["node"] == ""
+    assert state["problem"] == {"kind": "unschedulable", "reason": "Unschedulable", "message": UNSCHEDULABLE_MSG,
+                                "hint": k8s.HINTS["unschedulable"]}
+    assert "vpc.amazonaws.com/efa" in state["problem"]["hint"]
+
+
+def test_pod_state_unschedulable_within_grace_is_hidden():
+    assert k8s.pod_state(unschedulable_pod("p", age_s=5.0), now=NOW)["problem"] is None
+
+
+def test_pod_state_not_scheduled_for_another_reason_is_no_problem():
+    pod = make_pod("p", "Pending", age_s=600.0, conditions=[{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}])
+    assert k8s.pod_state(pod, now=NOW)["problem"] is None
+
+
+def test_pod_state_waiting_reason_wins_over_the_scheduled_condition():
+    pod = make_pod("p", "Pending", age_s=600.0, statuses=[waiting("ErrImagePull", IMAGE_MSG)],
+                   conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "x"}])
+    assert k8s.pod_state(pod, now=NOW)["problem"]["kind"] == "image"
+
+
+def test_pod_state_failed_with_exit_code_is_reported_at_once():
+    pod = make_pod("p", "Failed", age_s=1.0, node="p5-node-1", statuses=[terminated(137, "OOMKilled")])
+    state = k8s.pod_state(pod, now=NOW, grace_s=45.0)
+    assert state["exit_code"] == 137
+    assert state["problem"] == {"kind": "failed", "reason": "Failed", "message": "container exited with code 137.",
+                                "hint": k8s.HINTS["failed"]}
+
+
+def test_pod_state_failed_message_keeps_the_status_message():
+    pod = make_pod("p", "Failed", statuses=[terminated(1)], reason="Error", message="The node was low on resource: memory.")
+    problem = k8s.pod_state(pod, now=NOW)["problem"]
+    assert problem["reason"] == "Error"
+    assert problem["message"] == "container exited with code 1. The node was low on resource: memory."
+
+
+def test_pod_state_failed_without_exit_code():
+    pod = make_pod("p", "Failed", reason="Evicted", message="Pod ephemeral local storage usage exceeds the total limit")
+    state = k8s.pod_state(pod, now=NOW)
+    assert state["exit_code"] is None
+    assert state["problem"]["message"] == "Pod ephemeral local storage usage exceeds the total limit"
+    assert state["problem"]["kind"] == "failed"
+
+
+def test_pod_state_deadline_exceeded():
+    pod = make_pod("p", "Failed", age_s=3700.0, reason="DeadlineExceeded",
+                   message="Pod was active on the node longer than the specified deadline")
+    problem = k8s.pod_state(pod, now=NOW)["problem"]
+    assert problem == {"kind": "deadline", "reason": "DeadlineExceeded",
+                       "message": "Pod was active on the node longer than the specified deadline", "hint": k8s.HINTS["deadline"]}
+
+
+def test_pod_state_exit_code_of_an_init_container_and_zero_is_ignored():
+    pod = make_pod("p", "Failed", init_statuses=[terminated(0, "Completed", "init")], statuses=[terminated(0, "Completed")])
+    assert k8s.pod_state(pod, now=NOW)["exit_code"] is None
+    pod = make_pod("p", "Failed", init_statuses=[terminated(2, "Error", "init")])
+    assert k8s.pod_state(pod, now=NOW)["exit_code"] == 2
+
+
+def test_pod_state_running_and_ready():
+    pod = ready_pod("rlsv-run1-l0-p5-node-1", node="p5-node-1", labels={k8s.TARGET_LABEL: "p5-node-1"})
+    state = k8s.pod_state(pod, now=NOW)
+    assert state == {"pod": "rlsv-run1-l0-p5-node-1", "node": "p5-node-1", "phase": "Running", "ready": True,
+                     "target": "p5-node-1", "role": "", "index": None, "age_s": 300.0, "problem": None, "exit_code": None}
+
+
+def test_pod_state_running_not_ready():
+    pod = make_pod("p", "Running", node="n", statuses=[running_status()], conditions=[{"type": "Ready", "status": "False"}])
+    state = k8s.pod_state(pod, now=NOW)
+    assert state["ready"] is False
+    assert state["problem"] is None
+
+
+def test_pod_state_target_label_wins_over_node_name():
+    pod = make_pod("p", "Pending", node="ip-10-0-1-23.us-west-2.compute.internal", labels={k8s.TARGET_LABEL: "ip-10-0-1-23"})
+    assert k8s.pod_state(pod, now=NOW)["target"] == "ip-10-0-1-23"
+    pod = make_pod("p", "Pending", node="ip-10-0-1-23.us-west-2.compute.internal")
+    assert k8s.pod_state(pod, now=NOW)["target"] == "ip-10-0-1-23.us-west-2.compute.internal"
+
+
+def test_pod_state_role_and_index_labels():
+    pod = ready_pod("nccl-launcher", labels={ROLE_LABEL: "launcher"})
+    assert k8s.pod_state(pod, now=NOW)["role"] == "launcher"
+    pod = ready_pod("train-1-x", labels={k8s.INDEX_LABEL: "1"})
+    state = k8s.pod_state(pod, now=NOW)
+    assert state["index"] == "1"
+    assert state["role"] == ""
+
+
+def test_pod_state_without_creation_time_never_reports_pending_problems():
+    pod = image_pod("p")
+    del pod["metadata"]["creationTimestamp"]
+    state = k8s.pod_state(pod, now=NOW)
+    assert state["age_s"] == 0.0
+    assert state["problem"] is None
+
+
+def test_pod_state_uses_the_clock_when_now_is_not_given():
+    pod = image_pod("p")
+    pod["metadata"]["creationTimestamp"] = "2020-01-01T00:00:00Z"
+    assert k8s.pod_state(pod)["problem"]["kind"] == "image"
+
+
+# ------------------------------------------------------------------------------------------- pods_summary
+
+
+def test_pods_summary_running_all_ready():
+    pods = [ready_pod("a", "p5-node-1"), ready_pod("b", "p5-node-2")]
+    summary = k8s.pods_summary(pods, expected=2, now=NOW)
+    assert summary["ok"] is True
+    assert summary["settled"] is True
+    assert summary["expected"] == 2
+    assert summary["problems"] == []
+    assert [s["pod"] for s in summary["states"]] == ["a", "b"]
+    assert summary["text"] == "2 Running of 2 expected"
+
+
+def test_pods_summary_running_counts_succeeded_as_done():
+    summary = k8s.pods_summary([ready_pod("a"), done_pod("b")], expected=2, now=NOW)
+    assert summary["ok"] is True
+    assert summary["text"] == "1 Running, 1 Succeeded of 2 expected"
+
+
+def test_pods_summary_running_waits_for_pending_and_unready_pods():
+    not_ready = make_pod("c", "Running", statuses=[running_status()], conditions=[{"type": "Ready", "status": "False"}])
+    summary = k8s.pods_summary([ready_pod("a"), make_pod("b", "Pending", age_s=5.0), not_ready], expected=3, now=NOW)
+    assert summary["ok"] is False
+    assert summary["settled"] is False
+    assert summary["text"] == "1 Pending, 2 Running of 3 expected"
+
+
+def test_pods_summary_running_waits_for_pods_not_yet_created():
+    summary = k8s.pods_summary([ready_pod("a")], expected=2, now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, False)
+    assert summary["text"] == "1 Running of 2 expected"
+
+
+def test_pods_summary_running_a_problem_settles_the_wait():
+    summary = k8s.pods_summary([ready_pod("a"), image_pod("b", age_s=90.0)], expected=2, now=NOW)
+    assert summary["settled"] is True
+    assert summary["ok"] is False
+    assert [p["pod"] for p in summary["problems"]] == ["b"]
+    assert summary["problems"][0]["problem"]["reason"] == "ImagePullBackOff"
+
+
+def test_pods_summary_running_problem_within_grace_does_not_settle():
+    summary = k8s.pods_summary([ready_pod("a"), image_pod("b", age_s=10.0)], expected=2, grace_s=45, now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, False)
+
+
+def test_pods_summary_no_pods():
+    summary = k8s.pods_summary([], expected=2, now=NOW)
+    assert summary["text"] == "no pods of 2 expected"
+    assert (summary["ok"], summary["settled"]) == (False, False)
+    summary = k8s.pods_summary(None, now=NOW)
+    assert summary["expected"] == 0
+    assert (summary["ok"], summary["settled"]) == (False, False)
+    assert summary["text"] == "no pods of 0 expected"
+
+
+def test_pods_summary_expected_defaults_to_the_pods_seen():
+    summary = k8s.pods_summary([ready_pod("a"), ready_pod("b")], now=NOW)
+    assert summary["expected"] == 2
+    assert summary["ok"] is True
+
+
+def test_pods_summary_expected_given_as_text():
+    assert k8s.pods_summary([ready_pod("a")], expected="1", now=NOW)["ok"] is True
+
+
+def test_pods_summary_finished_parallel_jobs():
+    pods = [done_pod("j1-x", labels={JOB_NAME_LABEL: "j1"}), done_pod("j2-y", labels={JOB_NAME_LABEL: "j2"})]
+    summary = k8s.pods_summary(pods, expected=2, want="finished", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (True, True)
+    assert summary["text"] == "2 Succeeded of 2 expected"
+
+
+def test_pods_summary_finished_failed_settles_but_is_not_ok():
+    pods = [done_pod("a"), done_pod("b", "Failed", exit_code=1)]
+    summary = k8s.pods_summary(pods, expected=2, want="finished", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, True)
+    assert [p["pod"] for p in summary["problems"]] == ["b"]
+    assert summary["problems"][0]["problem"]["message"] == "container exited with code 1."
+
+
+def test_pods_summary_finished_waits_while_one_runs():
+    summary = k8s.pods_summary([done_pod("a"), ready_pod("b")], expected=2, want="finished", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, False)
+
+
+def test_pods_summary_finished_stuck_pod_settles():
+    summary = k8s.pods_summary([done_pod("a"), image_pod("b")], expected=2, want="finished", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, True)
+    assert summary["problems"][0]["problem"]["kind"] == "image"
+
+
+def test_pods_summary_finished_indexed_job_only_index_0_counts():
+    pods = [done_pod("train-0-abc", labels={k8s.INDEX_LABEL: "0", JOB_NAME_LABEL: "train"}),
+            ready_pod("train-1-def", node="p5-node-2", labels={k8s.INDEX_LABEL: "1", JOB_NAME_LABEL: "train"})]
+    summary = k8s.pods_summary(pods, expected=1, want="finished", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (True, True)
+    assert [s["pod"] for s in summary["states"]] == ["train-0-abc"]
+    assert summary["text"] == "1 Succeeded of 1 expected"
+
+
+def test_pods_summary_finished_indexed_job_worker_problem_is_not_judged():
+    pods = [ready_pod("train-0", labels={k8s.INDEX_LABEL: "0"}),
+            image_pod("train-1", labels={k8s.INDEX_LABEL: "1"}),
+            done_pod("train-2", "Failed", labels={k8s.INDEX_LABEL: "2"}, exit_code=3)]
+    summary = k8s.pods_summary(pods, expected=1, want="finished", now=NOW)
+    assert summary["problems"] == []
+    assert (summary["ok"], summary["settled"]) == (False, False)
+
+
+def test_pods_summary_finished_indexed_head_failure_settles():
+    pods = [done_pod("train-0", "Failed", labels={k8s.INDEX_LABEL: "0"}, exit_code=1),
+            ready_pod("train-1", labels={k8s.INDEX_LABEL: "1"})]
+    summary = k8s.pods_summary(pods, expected=1, want="finished", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, True)
+    assert [p["pod"] for p in summary["problems"]] == ["train-0"]
+
+
+def test_pods_summary_finished_indexed_expected_defaults_to_the_heads():
+    pods = [done_pod("train-0", labels={k8s.INDEX_LABEL: "0"}), ready_pod("train-1", labels={k8s.INDEX_LABEL: "1"})]
+    summary = k8s.pods_summary(pods, want="finished", now=NOW)
+    assert summary["expected"] == 1
+    assert (summary["ok"], summary["settled"]) == (True, True)
+
+
+def test_pods_summary_finished_unschedulable_ignored_while_another_runs():
+    pods = [ready_pod("ex-a-0", labels={JOB_NAME_LABEL: "ex-a"}), unschedulable_pod("ex-b-0", age_s=600.0, labels={JOB_NAME_LABEL: "ex-b"})]
+    summary = k8s.pods_summary(pods, expected=2, want="finished", now=NOW)
+    assert summary["problems"] == []
+    assert (summary["ok"], summary["settled"]) == (False, False)
+
+
+def test_pods_summary_finished_unschedulable_counts_once_none_runs():
+    pods = [done_pod("ex-a-0"), unschedulable_pod("ex-b-0", age_s=600.0)]
+    summary = k8s.pods_summary(pods, expected=2, want="finished", now=NOW)
+    assert [p["pod"] for p in summary["problems"]] == ["ex-b-0"]
+    assert summary["problems"][0]["problem"]["kind"] == "unschedulable"
+    assert (summary["ok"], summary["settled"]) == (False, True)
+
+
+def test_pods_summary_finished_image_problem_counts_even_while_another_runs():
+    summary = k8s.pods_summary([ready_pod("a"), image_pod("b")], expected=2, want="finished", now=NOW)
+    assert [p["pod"] for p in summary["problems"]] == ["b"]
+    assert summary["settled"] is False  # one of two resolved
+    summary = k8s.pods_summary([ready_pod("a"), image_pod("b")], expected=1, want="finished", now=NOW)
+    assert summary["settled"] is True
+
+
+def test_pods_summary_launcher_finished_worker_still_running():
+    pods = [done_pod("nccl-launcher", labels={ROLE_LABEL: "launcher"}),
+            ready_pod("nccl-worker-0", labels={ROLE_LABEL: "worker"}), ready_pod("nccl-worker-1", labels={ROLE_LABEL: "worker"})]
+    summary = k8s.pods_summary(pods, want="launcher", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (True, True)
+    assert summary["text"] == "2 Running, 1 Succeeded of 3 expected"
+
+
+def test_pods_summary_launcher_failed():
+    pods = [done_pod("nccl-launcher", "Failed", labels={ROLE_LABEL: "launcher"}, exit_code=1),
+            ready_pod("nccl-worker-0", labels={ROLE_LABEL: "worker"})]
+    summary = k8s.pods_summary(pods, want="launcher", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, True)
+
+
+def test_pods_summary_launcher_waits_while_it_runs():
+    pods = [ready_pod("nccl-launcher", labels={ROLE_LABEL: "launcher"}), ready_pod("nccl-worker-0", labels={ROLE_LABEL: "worker"})]
+    assert k8s.pods_summary(pods, want="launcher", now=NOW)["settled"] is False
+
+
+def test_pods_summary_launcher_worker_stuck_settles():
+    pods = [make_pod("nccl-launcher", "Pending", age_s=10.0, labels={ROLE_LABEL: "launcher"}),
+            image_pod("nccl-worker-1", age_s=120.0, labels={ROLE_LABEL: "worker"})]
+    summary = k8s.pods_summary(pods, want="launcher", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, True)
+    assert [p["pod"] for p in summary["problems"]] == ["nccl-worker-1"]
+
+
+def test_pods_summary_launcher_failed_worker_alone_does_not_settle():
+    pods = [ready_pod("nccl-launcher", labels={ROLE_LABEL: "launcher"}),
+            done_pod("nccl-worker-1", "Failed", labels={ROLE_LABEL: "worker"}, exit_code=1)]
+    summary = k8s.pods_summary(pods, want="launcher", now=NOW)
+    assert [p["pod"] for p in summary["problems"]] == ["nccl-worker-1"]
+    assert summary["settled"] is False
+
+
+def test_pods_summary_launcher_absent():
+    summary = k8s.pods_summary([ready_pod("nccl-worker-0", labels={ROLE_LABEL: "worker"})], want="launcher", now=NOW)
+    assert (summary["ok"], summary["settled"]) == (False, False)
+
+
+# ---------------------------------------------------------------------------------- job_state, jobs_summary
+
+
+def test_job_state_complete():
+    state = k8s.job_state(job("rlsv-run1-l5-libero", cond("Complete")), [done_pod("rlsv-run1-l5-libero-x")], now=NOW)
+    assert state["name"] == "rlsv-run1-l5-libero"
+    assert (state["complete"], state["failed"], state["settled"]) == (True, False, True)
+    assert (state["reason"], state["message"]) == ("", "")
+    assert [p["pod"] for p in state["pods"]] == ["rlsv-run1-l5-libero-x"]
+    assert state["problems"] == []
+
+
+def test_job_state_failed_keeps_reason_message_and_the_pod_failure():
+    failed = cond("Failed", reason="BackoffLimitExceeded", message="Job has reached the specified backoff limit")
+    state = k8s.job_state(job("j", failed), [done_pod("j-x", "Failed", exit_code=1)], now=NOW)
+    assert (state["complete"], state["failed"], state["settled"]) == (False, True, True)
+    assert state["reason"] == "BackoffLimitExceeded"
+    assert state["message"] == "Job has reached the specified backoff limit"
+    assert [p["pod"] for p in state["problems"]] == ["j-x"]
+    assert state["pods"][0]["exit_code"] == 1
+
+
+def test_job_state_deadline():
+    failed = cond("Failed", reason="DeadlineExceeded", message="Job was active longer than specified deadline")
+    state = k8s.job_state(job("j", failed), [], now=NOW)
+    assert (state["failed"], state["settled"], state["reason"]) == (True, True, "DeadlineExceeded")
+
+
+def test_job_state_failed_pod_is_not_a_problem_until_the_job_fails():
+    state = k8s.job_state(job("j"), [done_pod("j-x", "Failed", exit_code=1)], now=NOW)
+    assert state["problems"] == []
+    assert state["settled"] is False
+
+
+def test_job_state_conditions_that_are_false_do_not_count():
+    state = k8s.job_state(job("j", cond("Failed", "False"), cond("Complete", "False")), [ready_pod("j-x")], now=NOW)
+    assert (state["complete"], state["failed"], state["settled"]) == (False, False, False)
+
+
+@pytest.mark.parametrize("pod", [image_pod("j-x"), unschedulable_pod("j-x"),
+                                 make_pod("j-x", "Pending", statuses=[waiting("CreateContainerConfigError", "no secret")]),
+                                 make_pod("j-x", "Running", statuses=[waiting("CrashLoopBackOff", "back-off")])],
+                         ids=["image", "unschedulable", "config", "crash"])
+def test_job_state_pod_that_cannot_start_settles_early(pod):
+    state = k8s.job_state(job("j"), [pod], now=NOW)
+    assert state["settled"] is True
+    assert (state["complete"], state["failed"]) == (False, False)
+    assert [p["pod"] for p in state["problems"]] == ["j-x"]
+
+
+def test_job_state_problem_within_grace_does_not_settle():
+    state = k8s.job_state(job("j"), [image_pod("j-x", age_s=10.0)], now=NOW, grace_s=45.0)
+    assert state["settled"] is False
+
+
+def test_job_state_running_without_pods_or_with_running_pods():
+    assert k8s.job_state(job("j"), None, now=NOW)["settled"] is False
+    assert k8s.job_state(job("j"), [ready_pod("j-x")], now=NOW)["settled"] is False
+    assert k8s.job_state({}, now=NOW)["name"] == ""
+
+
+def test_job_state_indexed_job_keeps_only_the_head_pod():
+    pods = [ready_pod("ex-0", labels={k8s.INDEX_LABEL: "0"}), image_pod("ex-1", labels={k8s.INDEX_LABEL: "1"})]
+    state = k8s.job_state(job("ex"), pods, now=NOW)
+    assert [p["pod"] for p in state["pods"]] == ["ex-0"]
+    assert state["problems"] == []
+    assert state["settled"] is False
+
+
+def test_jobs_summary_groups_pods_by_job_name_label():
+    jobs = [job("rlsv-l5-libero", cond("Complete")), job("rlsv-l5-maniskill")]
+    pods = [done_pod("rlsv-l5-libero-abc", labels={JOB_NAME_LABEL: "rlsv-l5-libero"}),
+            ready_pod("rlsv-l5-maniskill-def", labels={"job-name": "rlsv-l5-maniskill"}),
+            ready_pod("unrelated", labels={JOB_NAME_LABEL: "other-job"})]
+    summary = k8s.jobs_summary(jobs, pods, now=NOW)
+    assert summary["settled"] is False
+    assert [s["name"] for s in summary["states"]] == ["rlsv-l5-libero", "rlsv-l5-maniskill"]
+    assert [p["pod"] for p in summary["states"][0]["pods"]] == ["rlsv-l5-libero-abc"]
+    assert [p["pod"] for p in summary["states"][1]["pods"]] == ["rlsv-l5-maniskill-def"]
+    assert [s["settled"] for s in summary["states"]] == [True, False]
+
+
+def test_jobs_summary_settled_when_every_job_is():
+    jobs = [job("a", cond("Complete")), job("b", cond("Failed", reason="BackoffLimitExceeded")), job("c")]
+    pods = [image_pod("c-x", labels={JOB_NAME_LABEL: "c"})]
+    summary = k8s.jobs_summary(jobs, pods, now=NOW)
+    assert summary["settled"] is True
+    assert summary["states"][2]["problems"][0]["problem"]["kind"] == "image"
+
+
+def test_jobs_summary_no_jobs_is_not_settled():
+    assert k8s.jobs_summary([], [ready_pod("x")], now=NOW) == {"settled": False, "states": []}
+    assert k8s.jobs_summary(None, None, now=NOW) == {"settled": False, "states": []}
+
+
+# -------------------------------------------------------------------------------------------- mpijob_state
+
+
+def test_mpijob_state_created_and_running():
+    mpijob = job("l3-run1-nccl", cond("Created"), cond("Running"))
+    pods = [ready_pod("l3-run1-nccl-launcher", labels={ROLE_LABEL: "launcher"}), ready_pod("l3-run1-nccl-worker-0", labels={ROLE_LABEL: "worker"})]
+    state = k8s.mpijob_state(mpijob, pods, now=NOW)
+    assert state["name"] == "l3-run1-nccl"
+    assert (state["created"], state["running"], state["complete"], state["failed"], state["settled"]) == (True, True, False, False, False)
+    assert sorted(p["role"] for p in state["pods"]) == ["launcher", "worker"]
+
+
+def test_mpijob_state_succeeded():
+    state = k8s.mpijob_state(job("m", cond("Created"), cond("Running", "False"), cond("Succeeded")), [], now=NOW)
+    assert (state["complete"], state["running"], state["settled"]) == (True, False, True)
+
+
+def test_mpijob_state_failed():
+    mpijob = job("m", cond("Created"), cond("Failed", reason="MPIJobFailed", message="launcher failed: exit code 1"))
+    state = k8s.mpijob_state(mpijob, [], now=NOW)
+    assert (state["failed"], state["settled"]) == (True, True)
+    assert (state["reason"], state["message"]) == ("MPIJobFailed", "launcher failed: exit code 1")
+
+
+def test_mpijob_state_worker_stuck_settles():
+    pods = [make_pod("m-launcher", "Pending", age_s=10.0, labels={ROLE_LABEL: "launcher"}),
+            unschedulable_pod("m-worker-1", labels={ROLE_LABEL: "worker"})]
+    state = k8s.mpijob_state(job("m", cond("Created")), pods, now=NOW)
+    assert state["settled"] is True
+    assert [p["pod"] for p in state["problems"]] == ["m-worker-1"]
+    assert state["problems"][0]["problem"]["kind"] == "unschedulable"
+
+
+def test_mpijob_state_failed_worker_alone_does_not_settle():
+    pods = [done_pod("m-worker-1", "Failed", labels={ROLE_LABEL: "worker"}, exit_code=1)]
+    state = k8s.mpijob_state(job("m", cond("Created"), cond("Running")), pods, now=NOW)
+    assert state["problems"][0]["problem"]["kind"] == "failed"
+    assert state["settled"] is False
+
+
+# -------------------------------------------------------------------------------------------- probe_output
+
+
+def _last_json(path):
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return json.loads(lines[-1])
+
+
+RECORDED_PROBES = sorted(RECORDED.glob("probe_*.out")) + sorted(SIM_PROBES.glob("**/*.out"))
+
+
+def test_recorded_probe_files_exist():
+    names = {p.name for p in RECORDED_PROBES}
+    assert {"probe_node.out", "probe_runtime.out", "probe_model.out", "probe_multigpu.out", "probe_sim_import.out"} <= names
+    assert len(RECORDED_PROBES) >= 20
+
+
+@pytest.mark.parametrize("path", RECORDED_PROBES, ids=[str(p.relative_to(REPO)) for p in RECORDED_PROBES])
+def test_probe_output_reads_every_recorded_probe(path):
+    out = k8s.probe_output(path.read_text(encoding="utf-8"))
+    assert out["status"] == "ok", out["error"]
+    assert out["rc"] is None
+    assert out["error"] is None
+    assert out["data"] == _last_json(path)
+    assert out["stderr_tail"] == ""
+
+
+def test_probe_output_node_probe_with_leading_blank_line():
+    text = (RECORDED / "probe_node.out").read_text(encoding="utf-8")
+    assert text.startswith("\n")
+    out = k8s.probe_output(text)
+    assert out["data"]["probe"] == "node"
+    assert out["data"]["gpu_count"] == 1
+    assert out["data"]["gpus"][0]["name"] == "NVIDIA H200"
+
+
+def test_probe_output_tail_is_15_lines_of_a_long_log():
+    text = (RECORDED / "probe_multigpu.out").read_text(encoding="utf-8")
+    assert len(text.splitlines()) > 100
+    out = k8s.probe_output(text)
+    tail = out["stdout_tail"].splitlines()
+    assert len(tail) == 15
+    assert json.loads(tail[-1])["probe"] == "multigpu"
+    assert out["stdout"] == "\n".join(text.splitlines())
+    assert out["data"]["world_size"] == 1
+
+
+def test_probe_output_rc_marker_is_read_and_removed():
+    body = (RECORDED / "probe_runtime.out").read_text(encoding="utf-8")
+    out = k8s.probe_output(body + "__rlstack_rc=0\n")
+    assert out["status"] == "ok"
+    assert out["rc"] == 0
+    assert "__rlstack_rc" not in out["stdout"]
+    assert "__rlstack_rc" not in out["stdout_tail"]
+    assert out["data"]["torch"] == "2.11.0+cu130"
+
+
+@pytest.mark.parametrize("code", [1, 2, 124, 137, 139, -9])
+def test_probe_output_rc_marker_with_a_crash_exit_code(code):
+    text = '{"probe": "runtime", "schema": 1, "error": "Traceback (most recent call last):\\nImportError: libcudart.so.13"}\n'
+    out = k8s.probe_output(text + "__rlstack_rc=%d\n" % code)
+    assert out["status"] == "crashed"
+    assert out["rc"] == code
+    assert out["error"] == "the probe crashed (exit code %d): ImportError: libcudart.so.13" % code
+    assert out["data"]["probe"] == "runtime"
+
+
+def test_probe_output_explicit_rc_wins():
+    out = k8s.probe_output('{"probe": "node"}\n', rc=1)
+    assert (out["status"], out["rc"]) == ("crashed", 1)
+    assert out["error"] == "the probe crashed (exit code 1): "
+    assert k8s.probe_output('{"probe": "node"}\n', rc=0)["status"] == "ok"
+
+
+def test_probe_output_last_marker_counts():
+    out = k8s.probe_output('__rlstack_rc=5\n{"probe": "node"}\n__rlstack_rc=0\n')
+    assert out["rc"] == 0
+    assert out["status"] == "ok"
+    assert out["stdout"] == '__rlstack_rc=5\n{"probe": "node"}'
+
+
+def test_probe_output_unreadable_marker():
+    out = k8s.probe_output('{"probe": "node"}\n__rlstack_rc=oops\n')
+    assert out["rc"] is None
+    assert out["status"] == "ok"
+    assert "__rlstack_rc" not in out["stdout"]
+
+
+def test_probe_output_crashed_flag_without_exit_code():
+    error = "Traceback (most recent call last):\n  File \"probe.py\", line 3\nRuntimeError: CUDA error: no kernel image is available\n"
+    out = k8s.probe_output(json.dumps({"probe": "runtime", "crashed": True, "error": error}) + "\n__rlstack_rc=0\n")
+    assert out["status"] == "crashed"
+    assert out["rc"] == 0
+    assert out["error"] == "the probe crashed (exit code 0): RuntimeError: CUDA error: no kernel image is available"
+
+
+def test_probe_output_trailing_blank_lines_are_skipped():
+    out = k8s.probe_output('NCCL INFO x\n{"probe": "smoke", "ok": true}\n\n   \n\n')
+    assert out["status"] == "ok"
+    assert out["data"] == {"probe": "smoke", "ok": True}
+
+
+def test_probe_output_without_json_names_the_last_stderr_line():
+    stdout = "Traceback (most recent call last):\n  File \"/probe/probe_runtime.py\", line 1\n__rlstack_rc=1\n"
+    stderr = "\n".join("warning %d" % i for i in range(20)) + "\nModuleNotFoundError: No module named 'torch'\n"
+    out = k8s.probe_output(stdout, stderr=stderr)
+    assert out["status"] == "no_output"
+    assert out["rc"] == 1
+    assert out["data"] is None
+    assert out["error"] == "the probe printed no JSON result (exit code 1): ModuleNotFoundError: No module named 'torch'"
+    assert len(out["stderr_tail"].splitlines()) == 15
+    assert out["stderr_tail"].endswith("No module named 'torch'")
+    assert out["stdout_tail"].startswith("Traceback")
+
+
+@pytest.mark.parametrize("stdout", ["", None, "\n\n", "Segmentation fault (core dumped)\n", '{"probe": "node"}\nKilled\n',
+                                    '{"probe": "node", "truncated\n', "[1, 2, 3]\n", '{"a": 1} trailing\n'])
+def test_probe_output_no_json_result(stdout):
+    out = k8s.probe_output(stdout)
+    assert out["status"] == "no_output"
+    assert out["data"] is None
+    assert out["error"] == "the probe printed no JSON result (exit code None)"
+
+
+def test_probe_output_stderr_is_ignored_when_json_is_there():
+    out = k8s.probe_output('{"probe": "node"}\n', rc=0, stderr="NCCL WARN something\n")
+    assert out["status"] == "ok"
+    assert out["stderr_tail"] == "NCCL WARN something"
+
+
+# -------------------------------------------------------------------------------------- dns_label, label_value
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("rlsv-20261130t024035-l5_training_step/libero-pi0", "rlsv-20261130t024035-l5-training-step-libero-pi0"),
+    ("ip-10-0-1-23.us-west-2.compute.internal", "ip-10-0-1-23-us-west-2-compute-internal"),
+    ("P5 Node_1", "p5-node-1"),
+    ("--Foo--", "foo"),
+    ("a---b", "a-b"),
+    ("a_-_b", "a-b"),
+    ("", "x"),
+    ("___", "x"),
+    ("Ünïcödé", "n-c-d"),
+    (12345, "12345"),
+])
+def test_dns_label_examples(text, expected):
+    assert k8s.dns_label(text) == expected
+
+
+def test_dns_label_exactly_max_length_is_not_cut():
+    text = "a" * 63
+    assert k8s.dns_label(text) == text
+    assert k8s.dns_label("b" * 52, 52) == "b" * 52
+
+
+@pytest.mark.parametrize("max_len", [63, 52, 20, 7])
+def test_dns_label_cut_is_valid_and_within_max_length(max_len):
+    text = "rlsv-20261130t024035-l5_training_step/" + "openvla-oft-libero-spatial-" * 4
+    label = k8s.dns_label(text, max_len)
+    assert len(label) <= max_len
+    assert DNS_1123.match(label), label
+    assert re.search(r"-[0-9a-f]{5}$", label)
+    assert k8s.dns_label(text, max_len) == label
+
+
+def test_dns_label_cut_after_a_dash_does_not_double_it():
+    text = "a" * 56 + "-" + "b" * 20
+    label = k8s.dns_label(text)
+    assert "--" not in label
+    assert label.startswith("a" * 56 + "-")
+    assert len(label) == 62  # the dash at the cut is dropped, then "-" and 5 hex digits
+
+
+def test_dns_label_long_names_sharing_a_52_char_prefix_differ():
+    prefix = "rlsv-20261130t024035-l5_training_step/".ljust(52, "x")
+    first, second = prefix + "-openvla-oft", prefix + "-pi0-libero"
+    assert first[:52] == second[:52]
+    for max_len in (52, 63):
+        one, two = k8s.dns_label(first, max_len), k8s.dns_label(second, max_len)
+        assert one != two
+        assert len(one) <= max_len and len(two) <= max_len
+        assert DNS_1123.match(one) and DNS_1123.match(two)
+
+
+def test_dns_label_hash_is_of_the_original_text():
+    assert k8s.dns_label("A" * 80) != k8s.dns_label("a" * 80)
+
+
+@pytest.mark.parametrize("max_len", [6, 5])
+def test_dns_label_small_max_length(max_len):
+    label = k8s.dns_label("abcdefghijklmnop", max_len)
+    assert len(label) <= max_len
+    assert DNS_1123.match(label), label
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("l5_training_step/libero-pi0", "l5_training_step.libero-pi0"),
+    ("phase0_efa", "phase0_efa"),
+    ("L3.5", "L3.5"),
+    ("l6_evaluation/My Example!", "l6_evaluation.My.Example"),
+    ("///", "x"),
+    ("", "x"),
+    ("_-.abc._-", "abc"),
+])
+def test_label_value_examples(text, expected):
+    assert k8s.label_value(text) == expected
+
+
+def test_label_value_is_cut_to_max_length_and_stays_valid():
+    value = k8s.label_value("a" * 62 + "/b")
+    assert value == "a" * 62
+    value = k8s.label_value("l5_training_step/" + "x" * 100)
+    assert len(value) == 63
+    assert LABEL_VALUE.match(value)
+    assert k8s.label_value("abcdef/ghi", 7) == "abcdef"
