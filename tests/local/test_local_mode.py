@@ -105,11 +105,13 @@ def test_project_passes(project):
 
 @pytest.fixture(scope="module")
 def bad(bad_set, tmp_path_factory):
-    """The bad set through validate.sh (a real run, not --dry-run), from inside the set: relative paths."""
+    """The bad set through validate.sh (a real run, not --dry-run), from inside the set: relative paths.
+    The seed's 600 s deadline floor is pinned: an inventory may lower it (the simulated cluster does)."""
     report = tmp_path_factory.mktemp("bad-report")
     command = ["bash", str(ROOT / "validate.sh"), "--mode", "local", "--path", "manifests", "--report-dir",
                str(report), "--", "-e", "local_checks_project_dir=.", "-e", "local_checks_lint_project=true",
-               "-e", "local_checks_terraform_dir=terraform", "-e", "local_checks_render=false"]
+               "-e", "local_checks_terraform_dir=terraform", "-e", "local_checks_render=false",
+               "-e", "local_checks_min_deadline_s=600"]
     return run_local([], report, cwd=bad_set, command=command)
 
 
