@@ -5,6 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sim/versions.env
 . "$here/versions.env"
+# shellcheck source=sim/lib.sh
 . "$here/lib.sh"
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
@@ -86,7 +87,7 @@ build_mpi_operator() {
 }
 [ -x "$bin/mpi-operator" ] || (build_mpi_operator)
 # The stage YAMLs and the MPIJob CRD come from the same module downloads (never copied into the repo).
-GOFLAGS= go mod download "sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION"
+GOFLAGS="" go mod download "sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION"
 
 step "versions"
 "$bin/kube-apiserver" --version

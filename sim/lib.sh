@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the sim/ scripts (sourced, not run).
 SIM_T0=${SIM_T0:-$(date +%s)}
 log() { printf '[sim %4ss] %s\n' "$(( $(date +%s) - SIM_T0 ))" "$*" >&2; }

@@ -3,7 +3,7 @@
 # tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios).
 # The cluster is started for those and stopped afterwards, also when a test fails.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 t0=$(date +%s)
 failed=()
 step() {  # name, command...

@@ -2,7 +2,7 @@
 # Run a command against the simulated cluster: start it (unless one is already up), run, and stop it
 # afterwards only if this script started it — also when the command fails or is interrupted.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 py=.venv/bin/python
 started=0
 if ! $py sim/simctl.py status >/dev/null 2>&1; then

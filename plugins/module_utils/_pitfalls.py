@@ -1292,9 +1292,9 @@ def display_path(path, base):
 def shellcheck_checks(output, files, base="", severity="warning"):
     """One `shellcheck` check per file from `shellcheck --format=json1` output."""
     try:
-        data = json.loads(output or "{}")
-    except ValueError:
-        raise LintError("shellcheck printed no JSON: %s" % str(output)[:300])
+        data = json.loads(output)
+    except (TypeError, ValueError):
+        raise LintError("shellcheck printed no JSON (%s)" % (str(output)[:300] or "no output at all"))
     comments = data.get("comments", []) if isinstance(data, dict) else data
     by_file = {}
     for item in comments or []:

@@ -4,7 +4,7 @@
 set -uo pipefail
 out=${1:?output directory}; gpus=${2:-1}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 mkdir -p "$out" /tmp/rlstack-storage
 export ANSIBLE_CONFIG=$root/ansible.cfg LANG=C.UTF-8 LC_ALL=C.UTF-8 RLSTACK_GPUS=$gpus
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 HF_HUB_OFFLINE=1

@@ -273,3 +273,15 @@ def test_check_mode(tmp_path):
     run = run_local(["-i", str(INVENTORY), "--check", "--tags", "local_references"], tmp_path)
     assert run.row("local_references")["status"] == "PASS", run.explain()
     assert run.rc == 0
+
+
+def test_a_crashing_tool_is_evidence_missing_not_a_pass(tmp_path):
+    """A linter that prints nothing and exits 1 is recorded as "could not collect the evidence"."""
+    run = run_local(["-i", str(INVENTORY), "--tags", "local_shell,local_yaml",
+                     "-e", "local_checks_shellcheck=/bin/false", "-e", "local_checks_yamllint=/bin/false"], tmp_path)
+    assert run.rc != 0
+    for row in ("local_shell", "local_yaml"):
+        checks = run.failed(row)
+        assert [c["name"] for c in checks] == ["evidence"], run.explain()
+        assert checks[0]["evidence_missing"] is True
+        assert "could not collect the evidence" in checks[0]["message"]

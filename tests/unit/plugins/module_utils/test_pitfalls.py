@@ -506,9 +506,11 @@ def test_shellcheck_checks(tmp_path):
     assert [(c["node"], c["actual"]) for c in checks] == [("a.sh", 2), ("b.sh", 0)]
     assert checks[0]["fail_msg"].startswith("2 finding(s) at severity warning or above: line 2 SC2148 (error)")
     assert checks[1]["hint"] == ""
-    assert p.shellcheck_checks("", files)[0]["actual"] == 0
+    assert p.shellcheck_checks('{"comments": []}', files)[0]["actual"] == 0
     with pytest.raises(p.LintError, match="no JSON"):
         p.shellcheck_checks("oops", files)
+    with pytest.raises(p.LintError, match="no output at all"):
+        p.shellcheck_checks("", files)
 
 
 def test_yamllint_checks(tmp_path):
