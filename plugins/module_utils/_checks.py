@@ -51,7 +51,9 @@ def evidence_check(level_name, node, outcome):
     if events:
         message += " (events: %s)" % "; ".join(str(e) for e in events[-3:])
     hint = outcome.get("hint") or "run the probe by hand in a pod on that node and read its output"
-    return check("probe", node, "true", None, True, evidence_missing=True, message=message, hint=hint)
+    # A pod that never started (image pull, scheduling) is its own finding, apart from a probe that failed.
+    name = "pod_start" if outcome.get("status") == "not_started" else "probe"
+    return check(name, node, "true", None, True, evidence_missing=True, message=message, hint=hint)
 
 
 def _profile(instance_type):

@@ -309,19 +309,19 @@ def test_l0_probe_not_started_with_events():
                    "hint": "check the image name and tag", "events": events}
     nodes = [make_node("p5-node-1"), make_node("p5-node-2")]
     result = checks.l0_checks(nodes, {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": not_started}, k8s_expect())
-    check = find(result, "probe", "p5-node-2")
+    check = find(result, "pod_start", "p5-node-2")
     assert (check["op"], check["actual"], check["expected"], check["evidence_missing"]) == ("true", None, True, True)
     assert check["fail_msg"] == ('ImagePullBackOff: Back-off pulling image "rlstack/probe:v1" '
                                  "(events: Failed to pull image; Error: ErrImagePull; Back-off pulling image)")
     assert check["hint"] == "check the image name and tag"
-    assert names(result, "p5-node-2") == ["node_ready", "capacity_gpu", "capacity_efa", "probe"]
-    assert failing(result) == [("probe", "p5-node-2")]
+    assert names(result, "p5-node-2") == ["node_ready", "capacity_gpu", "capacity_efa", "pod_start"]
+    assert failing(result) == [("pod_start", "p5-node-2")]
     assert _verdict.evaluate_check(check)["evidence_missing"] is True
 
 
 def test_l0_probe_result_missing_for_a_node():
     result = checks.l0_checks([make_node("p5-node-1")], {}, k8s_expect())
-    check = find(result, "probe", "p5-node-1")
+    check = find(result, "pod_start", "p5-node-1")
     assert check["fail_msg"] == "no probe result for this node"
     assert check["evidence_missing"] is True
     assert "run the probe by hand" in check["hint"]
