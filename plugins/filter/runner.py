@@ -10,17 +10,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
-
-
-def _plain(value):
-    """Tagged Ansible values (2.19) to plain Python types."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
+from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 
 
 def pods_summary(pods, expected=None, grace_s=45, want="running"):

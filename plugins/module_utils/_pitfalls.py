@@ -32,6 +32,7 @@ import glob
 import json
 import os
 import re
+from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 
 RULES = ("deadline", "image_pull_policy", "image_tag", "dev_shm", "inline_script", "simulator_env")
 
@@ -83,24 +84,6 @@ class LintError(ValueError):
 
 # --------------------------------------------------------------------------------------------------
 # small helpers
-
-
-def _plain(value):
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
-    return str(value)
 
 
 def options_with_defaults(options=None):

@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
+from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 RULE = "=" * 40
 STATUSES = ("PASS", "FAIL", "SKIPPED")
@@ -31,25 +32,6 @@ NO_DATA = (
     "(see the task errors above)"
 )
 SCHEMA_VERSION = 1
-
-
-def plain(value):
-    """Deep copy as builtin types (Ansible's tagged and lazy values become dict/list/str/int/float)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return dict((str(k), plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [plain(v) for v in value]
-    return str(value)
 
 
 def _number(value, default=None):

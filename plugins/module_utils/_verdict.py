@@ -22,6 +22,7 @@ import json
 import math
 import re
 import time
+from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 
 OPS = (
     "eq", "ne", "ge", "gt", "le", "lt", "in", "not_in", "contains", "not_contains",
@@ -62,25 +63,6 @@ class VerdictError(ValueError):
 
 # --------------------------------------------------------------------------------------------------
 # value helpers
-
-
-def _plain(value):
-    """Return builtin containers and scalars (tagged/lazy Ansible values become plain types)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
-    return str(value)
 
 
 def fmt_value(value, unit=""):
