@@ -27,9 +27,9 @@ build_kubernetes() {
   gomod=$(go mod download -json "k8s.io/kubernetes@v$K" | python3 -c 'import json,sys;print(json.load(sys.stdin)["GoMod"])')
   # k8s.io/kubernetes requires its staging modules at v0.0.0; map each to its published v0.<minor>.<patch>.
   local m
-  for m in $(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' "$gomod"); do
+  while read -r m; do
     go mod edit -replace="$m=$m@v0.${K#1.}"
-  done
+  done < <(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' "$gomod")
   step "resolving k8s.io/kubernetes v$K modules"
   go get "k8s.io/kubernetes@v$K" >/dev/null 2>&1 || go get "k8s.io/kubernetes@v$K"
   local ldf="-s -w" p date; date=$(date -u +%Y-%m-%dT%H:%M:%SZ)

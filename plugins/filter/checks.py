@@ -46,6 +46,11 @@ def eval_checks(result, node, expect):
     return _checks.l6_checks(result.get("log") or "", result.get("state"), node, expect)
 
 
+def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
+    return _checks.example_job(_plain(example or {}), str(mode), _plain(frameworks or {}), _plain(nodes or []),
+                               str(image), int(deadline_s), _plain(simulator_env or {}))
+
+
 def node_expectations(instance_type, overrides=None):
     return _checks.node_expectations(str(instance_type or ""), _plain(overrides or {}))
 
@@ -63,4 +68,5 @@ class FilterModule:
             "job_log_checks": job_log_checks,
             "eval_checks": eval_checks,
             "node_expectations": node_expectations,
+            "example_job": example_job,
         }

@@ -425,3 +425,29 @@ def nccl_mpijob(nodes, name, image, floors, network, tolerance):
     expect = {"network": list(network or (["efa"] if efa > 0 else [])), "nranks": len(nodes) * gpus,
               "min_busbw": list(floors or []), "tolerance": float(tolerance or 0.0), "require_complete": True}
     return {"mpijob": mpijob, "expect": expect, "instance_type": itype}
+
+
+def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
+    """The Job (runner templates/job.yml.j2 `runner_job`) that runs one example for L5 (mode train) or
+    L6 (mode eval): the framework's one-step or eval-only override plus the example's own in
+    HYDRA_OVERRIDES, the simulator's environment, and all GPUs/EFA devices of a node by default."""
+    example = dict(example or {})
+    frameworks = frameworks or {}
+    framework = frameworks.get(example.get("framework") or "custom") or frameworks.get("custom") or {}
+    if mode == "train":
+        overrides = "%s %s" % (framework.get("train_overrides") or "", example.get("overrides") or "")
+    else:
+        overrides = "%s %s" % (framework.get("eval_overrides") or "",
+                               (example.get("evaluation") or {}).get("overrides") or "")
+    first = (nodes or [{}])[0] if nodes else {}
+    env = dict(simulator_env or {})
+    env.update(example.get("env") or {})
+    env["HYDRA_OVERRIDES"] = overrides.strip()
+    return {"name": "%s-%s" % (mode, example.get("name", "")), "example": example.get("name", ""),
+            "image": example.get("image") or image, "command": list(example.get("command") or []),
+            "args": list(example.get("args") or []), "env": env,
+            "gpus": example.get("gpus") if example.get("gpus") is not None else (first.get("gpus") or 1),
+            "efa": example.get("efa") if example.get("efa") is not None else (first.get("efa") or 0),
+            "node_selector": dict(example.get("node_selector") or {}),
+            "nodes": int(example.get("nodes") or 1), "worker_command": example.get("worker_command"),
+            "deadline_s": int(deadline_s)}

@@ -165,17 +165,17 @@ def survey_answer_errors(item: dict, answers: dict) -> list:
         if (low is not None and len(value) < int(low)) or (high is not None and len(value) > int(high)):
             return [f"'{var}': length {len(value)} is outside {low}..{high}"]
     elif qtype == "integer":
-        if type(value) is not int:  # noqa: E721 - AWX rejects bool and str alike
+        if value.__class__ is not int:  # AWX rejects bool (a subclass of int) and str alike
             return [f"'{var}': {value!r} is not an integer"]
         if (low is not None and value < int(low)) or (high is not None and value > int(high)):
             return [f"'{var}': {value} is outside {low}..{high}"]
     elif qtype == "float":
-        if type(value) not in (int, float):
+        if value.__class__ not in (int, float):
             return [f"'{var}': {value!r} is not a number"]
         if (low is not None and value < float(low)) or (high is not None and value > float(high)):
             return [f"'{var}': {value} is outside {low}..{high}"]
     elif qtype == "multiselect":
-        if type(value) is not list:
+        if value.__class__ is not list:
             return [f"'{var}' value is expected to be a list"]
         return [f"'{var}': {v!r} is not one of {_choices(item)}" for v in value if v not in _choices(item)]
     elif qtype == "multiplechoice":
@@ -235,7 +235,7 @@ def credential_type_input_errors(inputs: dict) -> list:
         for key in ("multiline", "secret", "ask_at_runtime"):
             if key in field and not isinstance(field[key], bool):
                 errors.append(f"{where}: {key} must be a boolean")
-        if "default" in field and type(field["default"]) is not {"string": str, "boolean": bool}.get(ftype):
+        if "default" in field and field["default"].__class__ is not {"string": str, "boolean": bool}.get(ftype):
             errors.append(f"{where}: default is not a {ftype}")
     for req in inputs.get("required", []):
         if req not in ids:

@@ -22,7 +22,7 @@ def sim_running() -> bool:
     if not KUBECONFIG.exists():
         return False
     proc = subprocess.run([sys.executable, str(ROOT / "sim" / "simctl.py"), "status"], cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
     return proc.returncode == 0
 
 
@@ -35,7 +35,7 @@ def switch_scenario(name: str) -> None:
     if current_scenario() == name:
         return
     proc = subprocess.run([sys.executable, str(ROOT / "sim" / "simctl.py"), "scenario", name], cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=180, check=False)
     if proc.returncode != 0:
         raise AssertionError(f"simctl.py scenario {name} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     time.sleep(1.0)  # kwok-controller picks up the new Stage objects

@@ -23,8 +23,8 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 # The level tags of playbooks/validate.yml, in order (roles/runner/vars/main.yml __runner_levels).
 LEVEL_TAGS = ("l0", "l1", "l2", "l3", "phase0", "l4", "l5", "l6")
 ALIASES = {"l3_5": "phase0", "l3.5": "phase0"}
-# Levels with a from_<tag> tag (every level but Phase 0, which from_l0 .. from_l3 include).
-SKIP_TO = ("l0", "l1", "l2", "l3", "l4", "l5", "l6")
+# Levels with a from_<tag> tag (Phase 0 included: from_phase0 runs Phase 0 and L4 onwards).
+SKIP_TO = ("l0", "l1", "l2", "l3", "phase0", "l4", "l5", "l6")
 
 
 class SurveyError(ValueError):

@@ -96,7 +96,7 @@ def test_the_injected_kubeconfig(tmp_path):
 
 def test_context_name_for_inventories_that_set_validation_context(tmp_path):
     arn = "arn:aws:eks:us-east-2:123456789012:cluster/rl-training"
-    _, _, config = _render(tmp_path, context_name=arn)
+    _env, _path, config = _render(tmp_path, context_name=arn)
     assert config["current-context"] == arn
     assert config["contexts"][0] == {"name": arn, "context": {"cluster": arn, "user": arn}}
     assert config["clusters"][0]["name"] == arn and config["users"][0]["name"] == arn
@@ -105,7 +105,7 @@ def test_context_name_for_inventories_that_set_validation_context(tmp_path):
 def test_role_arn_and_awkward_values(tmp_path):
     wrapped = "\n".join(INPUTS["certificate_authority_data"][i:i + 16]
                         for i in range(0, len(INPUTS["certificate_authority_data"]), 16)) + "\n"
-    _, _, config = _render(tmp_path, role_arn="arn:aws:iam::123456789012:role/validator",
+    _env, _path, config = _render(tmp_path, role_arn="arn:aws:iam::123456789012:role/validator",
                            cluster_name='odd "name": yes', certificate_authority_data=wrapped)
     args = config["users"][0]["user"]["exec"]["args"]
     assert args[-2:] == ["--role-arn", "arn:aws:iam::123456789012:role/validator"]
@@ -135,7 +135,7 @@ def _load_token(kubeconfig: str, env: dict) -> str:
         "kubernetes.config.load_kube_config(config_file=sys.argv[1], client_configuration=c)\n"
         "print(c.host); print(c.api_key['authorization'])\n")
     proc = subprocess.run([sys.executable, "-c", code, kubeconfig], env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     host, header = proc.stdout.strip().splitlines()[-2:]
     assert host == INPUTS["endpoint"]
@@ -144,7 +144,7 @@ def _load_token(kubeconfig: str, env: dict) -> str:
 
 
 def test_the_kubernetes_client_runs_the_exec_plugin(tmp_path):
-    env, path, _ = _render(tmp_path)
+    env, path, _config = _render(tmp_path)
     log = tmp_path / "aws.json"
     _fake_aws(tmp_path / "bin", log)
     run_env = {**os.environ, **env, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
@@ -163,7 +163,7 @@ def _real_aws():
 def test_the_real_aws_cli_signs_a_token_offline(tmp_path):
     """`aws eks get-token` presigns an STS URL locally (no network): the exec plugin works with the
     injected environment, an empty AWS_SESSION_TOKEN included."""
-    env, path, _ = _render(tmp_path)
+    env, path, _config = _render(tmp_path)
     aws = Path(_real_aws())
     run_env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
     run_env.update(env, PATH=f"{aws.parent}:{os.environ['PATH']}", AWS_CONFIG_FILE=os.devnull,

@@ -108,6 +108,6 @@ def _validate_reads_survey_levels() -> bool:
 def test_survey_levels_select_l0_without_job_tags(tmp_path):
     """The survey path: no job tags, validation_levels as AWX sends a multiselect answer (a list)."""
     result = _run(tmp_path, "healthy", dict(SURVEY, validation_levels=["l0"]), tags="")
-    data, _ = _l0(result)
+    data, _row = _l0(result)
     assert set(data["levels"]) == {"l0_infrastructure"}
     assert [row["id"] for row in data["plan"] if row["selected"]] == ["l0_infrastructure"]

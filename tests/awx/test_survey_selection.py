@@ -79,7 +79,7 @@ def test_every_combination_matches_the_equivalent_job_tags():
     ("l0\nbogus", None, "'bogus' is not a level"),
     ([1], None, "1 is not a level name"),
     ({"l0": True}, None, "must be a list of levels"),
-    (None, "phase0", "validation_skip_to: 'phase0' is not a level to skip to"),
+    (None, "l9", "validation_skip_to: 'l9' is not a level to skip to"),
     (None, "l2,l3", "validation_skip_to takes one level"),
 ])
 def test_a_wrong_answer_gives_one_clear_message(levels, skip_to, message):

@@ -15,7 +15,8 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_sta
 
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
-NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations"}
+NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations",
+         "example_job"}
 
 
 def tagged(value):

@@ -982,3 +982,25 @@ def test_nccl_mpijob_unknown_type_and_no_nodes():
     empty = checks.nccl_mpijob([], "l3", IMAGE, None, None, 0)
     assert (empty["mpijob"]["workers"], empty["mpijob"]["node_selector"], empty["expect"]["nranks"]) == (0, {}, 0)
     assert empty["instance_type"] == ""
+
+
+EXAMPLE_FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides": "runner.only_eval=True"},
+              "custom": {"train_overrides": "", "eval_overrides": ""}}
+
+
+def test_example_job_train_merges_overrides_and_simulator_env():
+    example = {"name": "libero-pi0", "framework": "rlinf", "command": ["bash", "run.sh"], "overrides": "data.n=2",
+               "env": {"A": "1"}}
+    job = checks.example_job(example, "train", EXAMPLE_FRAMEWORKS, [{"node": "n0", "gpus": 8, "efa": 32}], "img:1", 3600,
+                             {"LIBERO_DATASET_DIR": "/fsx/libero", "A": "0"})
+    assert job["name"] == "train-libero-pi0" and job["image"] == "img:1"
+    assert job["env"] == {"LIBERO_DATASET_DIR": "/fsx/libero", "A": "1", "HYDRA_OVERRIDES": "runner.max_steps=1 data.n=2"}
+    assert (job["gpus"], job["efa"], job["nodes"], job["deadline_s"]) == (8, 32, 1, 3600)
+
+
+def test_example_job_eval_uses_the_evaluation_overrides_and_unknown_framework_is_custom():
+    example = {"name": "x", "framework": "nope", "command": ["a"], "evaluation": {"overrides": "val=1"}, "gpus": 1,
+               "nodes": 2}
+    job = checks.example_job(example, "eval", EXAMPLE_FRAMEWORKS, [], "img:2", 600)
+    assert job["env"]["HYDRA_OVERRIDES"] == "val=1"
+    assert (job["name"], job["gpus"], job["efa"], job["nodes"]) == ("eval-x", 1, 0, 2)
