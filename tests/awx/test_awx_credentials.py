@@ -106,7 +106,7 @@ def test_role_arn_and_awkward_values(tmp_path):
     wrapped = "\n".join(INPUTS["certificate_authority_data"][i:i + 16]
                         for i in range(0, len(INPUTS["certificate_authority_data"]), 16)) + "\n"
     _env, _path, config = _render(tmp_path, role_arn="arn:aws:iam::123456789012:role/validator",
-                           cluster_name='odd "name": yes', certificate_authority_data=wrapped)
+                                  cluster_name='odd "name": yes', certificate_authority_data=wrapped)
     args = config["users"][0]["user"]["exec"]["args"]
     assert args[-2:] == ["--role-arn", "arn:aws:iam::123456789012:role/validator"]
     assert args[args.index("--cluster-name") + 1] == 'odd "name": yes'

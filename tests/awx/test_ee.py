@@ -155,6 +155,7 @@ def test_pins_match_the_project_environment():
                             / "MANIFEST.json").read_text())["collection_info"]["version"]
     assert pinned["version"] == installed
     low, high = (part.strip().lstrip("<>=") for part in GALAXY["dependencies"]["kubernetes.core"].split(","))
+
     def as_tuple(version):
         return tuple(int(x) for x in version.split("."))
 

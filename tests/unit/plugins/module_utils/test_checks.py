@@ -985,7 +985,7 @@ def test_nccl_mpijob_unknown_type_and_no_nodes():
 
 
 EXAMPLE_FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides": "runner.only_eval=True"},
-              "custom": {"train_overrides": "", "eval_overrides": ""}}
+                      "custom": {"train_overrides": "", "eval_overrides": ""}}
 
 
 def test_example_job_train_merges_overrides_and_simulator_env():
