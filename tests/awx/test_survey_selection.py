@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The proposed survey -> levels logic (tests/awx/survey_selection.py)."""
+"""Survey answers -> levels, through the collection's _plan (tests/awx/survey_selection.py adapts it)."""
 from __future__ import annotations
 
 import itertools
