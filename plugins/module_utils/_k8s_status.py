@@ -184,7 +184,22 @@ def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
     state = {"name": _meta(mpijob).get("name", ""), "created": "Created" in conds, "running": "Running" in conds,
              "complete": "Succeeded" in conds, "failed": bool(failed),
              "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
-             "pods": pod_summary["states"], "problems": pod_summary["problems"]}
+             "pods": pod_summary["states"], "problems": pod_summary["problems"], "source": "MPIJob status"}
+    if not state["complete"] and not state["failed"]:
+        # The operator records the outcome after the launcher pod ends, and can lag it by seconds (it
+        # first sees the launcher Job finish). With backoffLimit 0 the finished launcher pod already is the
+        # outcome, so a lagging status is not reported as a hang.
+        launchers = [s for s in pod_summary["states"] if s["role"] == "launcher"
+                     and s["phase"] in ("Succeeded", "Failed")]
+        if launchers:
+            last = launchers[-1]
+            state["complete"] = last["phase"] == "Succeeded"
+            state["failed"] = not state["complete"]
+            state["source"] = "launcher pod"
+            if state["failed"]:
+                state["reason"] = "LauncherFailed"
+                state["message"] = "launcher pod %s failed%s (the MPIJob's status had not caught up yet)" % (
+                    last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"])
     state["settled"] = state["complete"] or state["failed"] or any(
         p["problem"]["kind"] in ("image", "config", "unschedulable", "crash") for p in state["problems"])
     return state

@@ -624,6 +624,27 @@ def test_mpijob_state_failed_worker_alone_does_not_settle():
     assert state["settled"] is False
 
 
+def test_mpijob_state_launcher_succeeded_before_operator_status():
+    pods = [done_pod("m-launcher", "Succeeded", labels={ROLE_LABEL: "launcher"}),
+            ready_pod("m-worker-0", labels={ROLE_LABEL: "worker"})]
+    state = k8s.mpijob_state(job("m", cond("Created"), cond("Running")), pods, now=NOW)
+    assert (state["complete"], state["failed"], state["settled"], state["source"]) == (True, False, True, "launcher pod")
+
+
+def test_mpijob_state_launcher_failed_before_operator_status():
+    pods = [done_pod("m-launcher", "Failed", labels={ROLE_LABEL: "launcher"}, exit_code=3)]
+    state = k8s.mpijob_state(job("m", cond("Created"), cond("Running")), pods, now=NOW)
+    assert (state["complete"], state["failed"], state["settled"]) == (False, True, True)
+    assert state["reason"] == "LauncherFailed"
+    assert "m-launcher failed with exit code 3" in state["message"]
+
+
+def test_mpijob_state_operator_status_wins_over_launcher_pod():
+    pods = [done_pod("m-launcher", "Failed", labels={ROLE_LABEL: "launcher"}, exit_code=3)]
+    state = k8s.mpijob_state(job("m", cond("Created"), cond("Succeeded")), pods, now=NOW)
+    assert (state["complete"], state["failed"], state["source"]) == (True, False, "MPIJob status")
+
+
 # -------------------------------------------------------------------------------------------- probe_output
 
 
