@@ -113,6 +113,14 @@ def pod_state(pod, now=None, grace_s=45.0):
             waiting = (cstatus.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") in CRASH_REASONS:
                 problem = {"kind": "crash", "reason": waiting["reason"], "message": waiting.get("message") or ""}
+    if problem is not None and problem["kind"] == "crash":
+        # A crash-looping container is waiting again; its last exit code is in lastState.
+        for cstatus in statuses:
+            last = (cstatus.get("lastState") or {}).get("terminated") or {}
+            if last.get("exitCode") not in (None, 0):
+                state["exit_code"] = last["exitCode"]
+                problem["message"] = ("last exit code %s. %s" % (last["exitCode"], problem["message"])).strip()
+                break
     if problem is not None:
         final = phase == "Failed"
         if final or age >= float(grace_s):

@@ -579,6 +579,16 @@ def test_jobs_summary_settled_when_every_job_is():
     assert summary["states"][2]["problems"][0]["problem"]["kind"] == "image"
 
 
+def test_pod_state_crash_loop_reports_the_last_exit_code():
+    status = waiting("CrashLoopBackOff", "back-off 40s restarting failed container=main")
+    status["lastState"] = {"terminated": {"exitCode": 139, "reason": "Error"}}
+    pod = make_pod("crashy", "Running", age_s=120.0, node="p5-node-0", statuses=[status])
+    state = k8s.pod_state(pod, now=NOW)
+    assert state["exit_code"] == 139
+    assert state["problem"]["kind"] == "crash"
+    assert state["problem"]["message"].startswith("last exit code 139. back-off 40s")
+
+
 def test_jobs_summary_no_jobs_is_not_settled():
     assert k8s.jobs_summary([], [ready_pod("x")], now=NOW) == {"settled": False, "states": []}
     assert k8s.jobs_summary(None, None, now=NOW) == {"settled": False, "states": []}
