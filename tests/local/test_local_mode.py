@@ -285,3 +285,4 @@ def test_a_crashing_tool_is_evidence_missing_not_a_pass(tmp_path):
         assert [c["name"] for c in checks] == ["evidence"], run.explain()
         assert checks[0]["evidence_missing"] is True
         assert "could not collect the evidence" in checks[0]["message"]
+        assert "run local mode again" in checks[0]["hint"] and "cluster" not in checks[0]["hint"], checks[0]
