@@ -72,9 +72,10 @@ def test_interrupted_run_is_removed_by_its_lease(core, batch, tmp_path):
         # The deadline counts from the Job's start (set by the Job controller just after creation).
         started = (anchor.status.start_time or anchor.metadata.creation_timestamp).timestamp()
         lease_ends = started + anchor.spec.active_deadline_seconds
-        # The lease was moved over the Jobs' wait: it covers that wait, and not much more than wait + margin.
+        # The lease was moved over the Jobs' wait: it covers that wait, and not much more than wait + margin
+        # (slack: the Job controller sets startTime a moment after creation, in whole seconds, under CI load).
         assert lease_ends >= time.time() + JOBS_TIMEOUT_S - 5, anchor.spec.active_deadline_seconds
-        assert lease_ends <= time.time() + JOBS_TIMEOUT_S + MARGIN_S + 5, anchor.spec.active_deadline_seconds
+        assert lease_ends <= time.time() + JOBS_TIMEOUT_S + MARGIN_S + 15, anchor.spec.active_deadline_seconds
         _stop(proc)
         left = _objects(core, batch, run_id)
         assert left, "the interrupted run cleaned up after itself; this test needs it not to"
