@@ -12,21 +12,12 @@ from ansible.template import trust_as_template
 
 from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
 NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations",
          "example_job"}
-
-
-def tagged(value):
-    if isinstance(value, dict):
-        return {trust_as_template(k): tagged(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(tagged(v) for v in value)
-    if isinstance(value, str):
-        return trust_as_template(value)
-    return value
 
 
 def outcome(*parts):

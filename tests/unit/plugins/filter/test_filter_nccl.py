@@ -6,19 +6,9 @@
 from __future__ import annotations
 
 import pytest
-from ansible.template import trust_as_template
 
 from ansible_collections.rlstack.validation.plugins.filter import nccl as nccl_filter
-
-
-def tagged(value):
-    if isinstance(value, dict):
-        return {trust_as_template(k): tagged(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(tagged(v) for v in value)
-    if isinstance(value, str):
-        return trust_as_template(value)
-    return value
+from filter_helpers import tagged
 
 
 def test_filters_exposes_the_names():

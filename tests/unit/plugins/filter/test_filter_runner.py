@@ -14,24 +14,12 @@ from ansible.errors import AnsibleFilterError
 from ansible.template import trust_as_template
 
 from ansible_collections.rlstack.validation.plugins.filter import runner
+from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]
 LEVELS = yaml.safe_load((REPO / "roles" / "runner" / "vars" / "main.yml").read_text(encoding="utf-8"))["__runner_levels"]
 NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
          "validation_survey", "with_target_nodes"}
-
-
-def tagged(value):
-    """The value as Ansible 2.19 hands it to a filter: every string tagged (a str subclass)."""
-    if isinstance(value, dict):
-        return {trust_as_template(k): tagged(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [tagged(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(tagged(v) for v in value)
-    if isinstance(value, str):
-        return trust_as_template(value)
-    return value
 
 
 def exact_types(value):
