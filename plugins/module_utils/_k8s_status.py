@@ -185,7 +185,11 @@ def job_state(job, pods=None, now=None, grace_s=45.0):
 
 
 def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
-    """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems."""
+    """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems.
+
+    `source` is "launcher pod" when the outcome was read from the finished launcher pod because the
+    operator had not recorded it yet, "MPIJob status" otherwise.
+    """
     conds = {c.get("type"): c for c in _conditions(mpijob) if c.get("status") == "True"}
     pod_summary = pods_summary(pods or [], expected=None, grace_s=grace_s, want="running", now=now)
     failed = conds.get("Failed")
