@@ -14,6 +14,18 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
+from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
+    CONFIG_HINT,
+    VerdictError,
+    as_list,
+    fmt_value,
+    format_size,
+    parse_size,
+    to_bool,
+)
+
 try:  # imported as part of the collection
     from ansible_collections.rlstack.validation.plugins.module_utils import _profiles
 except ImportError:  # pragma: no cover - only when the file is used on its own
@@ -404,6 +416,210 @@ def nccl_item(result, name, expect):
     node = item.get("key", "") if isinstance(item, dict) else ""
     facts = None if (result.get("failed") or result.get("skipped")) else result
     return {"name": name, "node": node, "facts": facts, "expect": dict(expect or {})}
+
+
+# ----------------------------------------------------------------------------------------------- NCCL
+
+# Signatures reported but not failing the level by default (socket_fallback and wrong_results are soft
+# too when the network / wrong checks judge them).
+NCCL_SOFT_SIGNATURES = ("nccl_warn",)
+HINT_NCCL_LOG = ("the NCCL log could not be read or parsed: check the launcher pod name, the namespace and "
+                 "that the job wrote its log before it was collected")
+HINT_NETWORK_SOCKET = (
+    "NCCL fell back to TCP sockets: the aws-ofi-nccl plugin did not load or found no EFA device. "
+    "Request vpc.amazonaws.com/efa in the pod, set FI_PROVIDER=efa, check that the image ships "
+    "aws-ofi-nccl (NCCL_DEBUG=INFO shows 'NET/OFI Selected provider is efa')"
+)
+HINT_NETWORK = ("NCCL chose another network than expected: check FI_PROVIDER, NCCL_NET, the EFA device plugin "
+                "and the NCCL_DEBUG=INFO 'Using network ...' line")
+HINT_NETWORK_MISSING = ("run with NCCL_DEBUG=INFO so the log has the 'Using network ...' / 'NET/OFI Selected "
+                        "provider' lines")
+HINT_BUSBW = ("busbw below the floor: check the network check above (socket fallback gives ~3 GB/s), EFA device "
+              "count per pod, FI_EFA_USE_DEVICE_RDMA on RDMA-capable types only, and GPU clocks")
+ONE_GPU_TEXT = "not measurable on one GPU (busbw is 0 by definition with a single rank)"
+
+
+def _flag(value, default):
+    try:
+        return to_bool(value, "flag") if value is not None else default
+    except VerdictError:
+        return default
+
+
+def _nccl_network_check(name, node, facts, allowed, one_gpu):
+    """<name>_network: the network NCCL used, in _nccl.NETWORKS' words, is one of the allowed ones."""
+    allowed = [a for a in (_nccl.normalize_network(a) for a in allowed) if a]
+    seen = _nccl.normalize_network(facts.get("network"), facts.get("ofi_provider"))
+    raw = facts.get("network_raw") or facts.get("network")
+    allowed_text = " or ".join(fmt_value(a) for a in allowed)
+    if one_gpu and not seen:
+        return check(name, node, "info", None, allowed, message="%s; network not used" % ONE_GPU_TEXT)
+    if not seen:
+        return check(name, node, "in", None, allowed, hint=HINT_NETWORK_MISSING, evidence_missing=True,
+                     message="the log does not say which network NCCL used; expected %s" % allowed_text)
+    if seen == "ofi" and "efa" in allowed:
+        # aws-ofi-nccl is in use but the log does not name the libfabric provider: not a socket
+        # fallback; a tcp provider would still fail the busbw floors
+        return check(name, node, "info", seen, allowed,
+                     message="NCCL used %s (aws-ofi-nccl); the log does not name the provider, efa assumed "
+                             "(NCCL_DEBUG=INFO prints 'Selected provider is ...')" % fmt_value(raw))
+    if "ofi" in allowed and (seen == "efa" or seen.startswith("ofi")):
+        return check(name, node, "info", seen, allowed,
+                     message="NCCL used %s through aws-ofi-nccl (expected any OFI provider)" % fmt_value(seen))
+    hint = HINT_NETWORK_SOCKET if seen == "socket" else HINT_NETWORK
+    said = "NCCL printed %s" % fmt_value(raw) if raw and str(raw) != seen else ""
+    return check(name, node, "in", seen, allowed, hint=hint, message=said)
+
+
+def nccl_checks(item):
+    """The checks of one NCCL result: item {name, node, facts, expect} (see level_assert's ``nccl``).
+
+    facts: a nccl_log_info result; expect: network, nranks, nnodes, require_complete, max_wrong,
+    min_busbw [{size, floor, tolerance}], tolerance, test, forbid_signatures, single_rank_ok. Returns
+    generic check specs for level_assert, named ``<name>_network``, ``<name>_busbw_1GiB``, ...
+    """
+    item = dict(_plain(item) or {})
+    prefix = str(item.get("name") or "nccl")
+    node = str(item.get("node") or "")
+    facts = item.get("facts")
+    expect = dict(item.get("expect") or {})
+    checks = []
+
+    def name(suffix):
+        return "%s_%s" % (prefix, suffix)
+
+    if not isinstance(facts, dict) or not facts or facts.get("failed") or facts.get("skipped"):
+        why = "no parsed NCCL result"
+        if isinstance(facts, dict) and facts.get("msg"):
+            why = str(facts.get("msg"))
+        elif isinstance(facts, dict) and facts.get("skipped"):
+            why = "the parse task was skipped"
+        return [check(name("log"), node, "true", None, True, message=why, hint=HINT_NCCL_LOG,
+                      evidence_missing=True)]
+
+    tolerance = expect.get("tolerance")
+    test = expect.get("test") or None
+    nranks = _int(facts.get("nranks"))
+    single_rank = nranks == 1
+    one_gpu = single_rank and _flag(expect.get("single_rank_ok"), False)
+
+    network = expect.get("network")
+    if network not in (None, "", []):
+        checks.append(_nccl_network_check(name("network"), node, facts, as_list(network), one_gpu))
+
+    if expect.get("nranks") not in (None, ""):
+        checks.append(check(name("nranks"), node, "eq", facts.get("nranks"), expect.get("nranks"),
+                            hint="not every GPU joined the job: compare -np with nodes x GPUs per node, and "
+                                 "slotsPerWorker with the nvidia.com/gpu request"))
+    if expect.get("nnodes") not in (None, ""):
+        checks.append(check(name("nnodes"), node, "eq", facts.get("nnodes"), expect.get("nnodes"),
+                            hint="the ranks did not spread over the expected nodes: check the worker replicas "
+                                 "and pod anti-affinity / topology spread"))
+
+    require_complete = _flag(expect.get("require_complete"), True)
+    if require_complete and facts.get("complete") is None and not facts.get("tables"):
+        checks.append(check(name("complete"), node, "true", False, True,
+                            message="the log has no nccl-tests results table (the test did not start, or its "
+                                    "output was not captured)",
+                            hint="read the launcher log, not a worker's; set require_complete: false for logs "
+                                 "that are not nccl-tests output"))
+    elif require_complete:
+        checks.append(check(name("complete"), node, "true", bool(facts.get("complete")), True,
+                            message="the NCCL test did not finish (no 'Avg bus bandwidth' footer)",
+                            hint="the job crashed, hung or was killed before the end; see the signature checks "
+                                 "and the launcher log"))
+    max_wrong = expect.get("max_wrong")
+    if max_wrong in (None, ""):
+        max_wrong = 0
+    wrong = facts.get("wrong_total")
+    if wrong is None:
+        checks.append(check(name("wrong"), node, "info", None, max_wrong,
+                            message="not checked by the test (run with -c 0 or no #wrong column)"))
+    else:
+        checks.append(check(name("wrong"), node, "le", wrong, max_wrong,
+                            message="the NCCL test reported %s wrong results (data corruption)" % fmt_value(wrong),
+                            hint="a GPU, NVLink or NIC corrupts data: rerun per node pair to isolate it and "
+                                 "check XID errors (dmesg / nvidia-smi -q)"))
+
+    checks.extend(_nccl_busbw_checks(name, node, facts, expect, tolerance, test, single_rank, one_gpu))
+    checks.extend(_nccl_signature_checks(name, node, facts, expect))
+    return checks
+
+
+def _nccl_busbw_checks(name, node, facts, expect, tolerance, test, single_rank, one_gpu):
+    checks = []
+    for floor_item in expect.get("min_busbw") or []:
+        floor_item = dict(floor_item or {})
+        floor = floor_item.get("floor")
+        tol = floor_item.get("tolerance") if floor_item.get("tolerance") not in (None, "") else tolerance
+        try:
+            size_bytes = parse_size(floor_item.get("size"))
+        except VerdictError as exc:
+            checks.append(check(name("busbw"), node, "true", False, True, unit="GB/s",
+                                message="cannot check: %s" % exc, hint=CONFIG_HINT))
+            continue
+        label = name("busbw_" + format_size(size_bytes))
+        if one_gpu:
+            checks.append(check(label, node, "info", None, floor, unit="GB/s", message=ONE_GPU_TEXT))
+            continue
+        value = _nccl.busbw_at_size(facts, size_bytes, test)
+        if value is None:
+            largest = _nccl.largest_size(facts, test)
+            seen = ("the largest size measured was %s" % format_size(largest)) if largest else "no result rows"
+            checks.append(check(label, node, "ge", None, floor, unit="GB/s", evidence_missing=True,
+                                message="no row for %s in the %sNCCL table; %s"
+                                        % (format_size(size_bytes), (test + " ") if test else "", seen),
+                                hint="run all_reduce_perf with -e %s or larger, and check that the job finished"
+                                     % format_size(size_bytes).replace("iB", "")))
+            continue
+        hint = HINT_BUSBW
+        if single_rank:
+            hint = "one rank has no bus bandwidth: run with 2+ ranks, or set single_rank_ok"
+        checks.append(check(label, node, "ge", value, floor, unit="GB/s", tolerance=tol, hint=hint))
+    return checks
+
+
+def _nccl_signature_checks(name, node, facts, expect):
+    checks = []
+    forbid = expect.get("forbid_signatures")
+    signatures = [s for s in (facts.get("signatures") or []) if isinstance(s, dict)]
+    soft = list(NCCL_SOFT_SIGNATURES)
+    if expect.get("network") not in (None, "", []):
+        soft.append("socket_fallback")  # judged by the network check, which knows what is allowed
+    if facts.get("wrong_total") is not None:
+        soft.append("wrong_results")  # judged by the wrong check against max_wrong
+    forbidden = None if forbid is None else [str(x) for x in as_list(forbid)]
+    counts = {}
+    for sig in signatures:
+        sig_id = str(sig.get("id") or "unknown")
+        counts[sig_id] = counts.get(sig_id, 0) + 1
+    done = set()
+    for sig in signatures:
+        sig_id = str(sig.get("id") or "unknown")
+        if sig_id in done:
+            continue
+        done.add(sig_id)
+        is_forbidden = (sig_id not in soft) if forbidden is None else ("all" in forbidden or sig_id in forbidden)
+        line = str(sig.get("line") or "").strip()
+        if len(line) > 240:
+            line = line[:237] + "..."
+        where = []
+        if sig.get("line_no") is not None:
+            where.append("line %s" % sig.get("line_no"))
+        if counts[sig_id] > 1:
+            where.append("%d occurrences" % counts[sig_id])
+        where = (" (" + ", ".join(where) + ")") if where else ""
+        sig_name = name("signature_" + sig_id)
+        if is_forbidden:
+            checks.append(check(sig_name, node, "not_contains", [sig_id], sig_id, hint=str(sig.get("hint") or ""),
+                                message="the log has failure signature %s%s: %s" % (sig_id, where, line)))
+        else:
+            checks.append(check(sig_name, node, "info", line, sig_id,
+                                message="seen, not forbidden%s: %s" % (where, line)))
+    if not done:
+        checks.append(check(name("signatures"), node, "info", [], [],
+                            message="no known failure signature in the log"))
+    return checks
 
 
 def nccl_mpijob(nodes, name, image, floors, network, tolerance):

@@ -839,7 +839,8 @@ class NcclLogParser(object):
             "avg_busbw_reported": last["avg_busbw"] if last is not None else None,
             "wrong_total": wrong_total,
             "complete": (all(table["complete"] for table in tables) if tables else None),
-            "network": self._network(),
+            "network": normalize_network(self._network_raw(), self._provider),
+            "network_raw": self._network_raw(),
             "ofi_provider": self._provider,
             "nccl_version": self._version or self._library_version,
             "nccl_tests_version": self._tests_version,
@@ -855,16 +856,9 @@ class NcclLogParser(object):
         result["summary"] = summarize(result)
         return result
 
-    def _network(self):
-        name = self._using_network or self._channel_net
-        if name is None:
-            return self._provider
-        if name in ("Socket", "IB"):
-            return name
-        lowered = name.lower()
-        if "libfabric" in lowered or "ofi" in lowered:
-            return self._provider or "Libfabric"
-        return name
+    def _network_raw(self):
+        """The network name as NCCL printed it ('Socket', 'IB', 'IBext_v8', 'AWS Libfabric'), or None."""
+        return self._using_network or self._channel_net
 
     def _nranks(self):
         candidates = []
@@ -895,6 +889,41 @@ class NcclLogParser(object):
                 nodes = len(self._hosts)
             return nodes is not None and nodes > 1
         return False
+
+
+NETWORKS = ("efa", "ib", "socket", "ofi", "ofi:<provider>")
+_IB_NAMES = ("ib", "ibext", "ibext_v")
+
+
+def normalize_network(raw, provider=None):
+    """The network in the stable vocabulary of NETWORKS, from NCCL's name and the OFI provider.
+
+    'Socket' -> 'socket'; 'IB', 'IBext', 'IBext_v8' -> 'ib'; 'AWS Libfabric' / 'Libfabric' / 'OFI' ->
+    'efa' when the provider is efa, 'ofi:<provider>' for another provider (cxi, tcp), 'ofi' when the log
+    does not name it; no name but a provider -> the same as Libfabric; any other name -> lowercased
+    with spaces as '-' (a plugin this table does not know). Also applied to expectations, so 'IB' and
+    'ib' or 'Libfabric' and 'ofi' mean the same.
+    """
+    name = str(raw or "").strip()
+    prov = str(provider or "").strip().lower()
+    if not name:
+        if not prov:
+            return None
+        name = "ofi"
+    lowered = name.lower()
+    if lowered.startswith("ofi:"):
+        prov, lowered = lowered[4:], "ofi"
+    if lowered == "socket":
+        return "socket"
+    if lowered == "efa":
+        return "efa"
+    if lowered in _IB_NAMES or re.match(r"ibext(_v\d+)?\Z", lowered):
+        return "ib"
+    if "libfabric" in lowered or lowered == "ofi" or lowered.startswith("aws-ofi"):
+        if not prov:
+            return "ofi"
+        return "efa" if prov == "efa" else "ofi:" + prov
+    return re.sub(r"\s+", "-", lowered)
 
 
 def _table_wrong(table):
@@ -1013,21 +1042,33 @@ def parse_file(path, block_size=READ_BLOCK):
 # Helpers for consumers (level_assert, reports)
 
 
-def row_at_size(result, size_bytes, test=None):
-    """Row of the last table (optionally of one test) whose size is the largest size <= size_bytes.
+SIZE_MATCH = 0.9   # a row answers for a size when it is at most 10% below it (see row_at_size)
 
-    Rule: look at the last table in the log that has rows (restricted to tables whose ``test``
-    equals ``test`` when given); among its rows take those with ``size <= size_bytes`` and return
-    the one with the largest size; when that size was printed more than once (duplicated output
-    of two processes), the row printed last wins. "At or below" because nccl-tests rounds sizes
-    down to a multiple of the rank count for all_gather, alltoall and reduce_scatter (e.g.
-    17179868160 B instead of 16 GiB) and because it may reduce maxBytes to fit GPU memory.
-    Returns None when no table has rows or every row is larger than size_bytes.
+
+def _size_of(row):
+    size = row.get("size") if isinstance(row, dict) else None
+    if isinstance(size, bool) or not isinstance(size, (int, float)):
+        return None
+    return size
+
+
+def row_at_size(result, size_bytes, test=None):
+    """Row of the last table with rows (of one test when given) that answers for size_bytes, or None.
+
+    The one rule (used by the checks of L3/Phase 0 and by reports): look at the last table in the
+    log that has rows, restricted to tables whose ``test`` equals ``test`` when given; among its
+    rows take those with ``SIZE_MATCH * size_bytes <= size <= size_bytes`` and return the one with
+    the largest size; when that size was printed more than once (two processes' output), the row
+    printed last wins. "At or below" because nccl-tests rounds sizes down to a multiple of the rank
+    count for all_gather, alltoall and reduce_scatter (17179868160 B instead of 16 GiB); "at most
+    10% below" so that a sweep that stopped at 512 MiB never answers for 1 GiB.
     """
     if size_bytes is None:
         return None
     chosen = None
     for table in reversed(result.get("tables") or ()):
+        if not isinstance(table, dict):
+            continue
         if test is not None and table.get("test") != test:
             continue
         if table.get("rows"):
@@ -1036,9 +1077,10 @@ def row_at_size(result, size_bytes, test=None):
     if chosen is None:
         return None
     best = None
+    low = size_bytes * SIZE_MATCH
     for row in chosen["rows"]:
-        size = row.get("size")
-        if size is None or size > size_bytes:
+        size = _size_of(row)
+        if size is None or size > size_bytes or size < low:
             continue
         if best is None or size >= best["size"]:
             best = row
@@ -1046,11 +1088,29 @@ def row_at_size(result, size_bytes, test=None):
 
 
 def busbw_at_size(result, size_bytes, test=None):
-    """Out-of-place busbw (GB/s, as printed) at size_bytes; see row_at_size() for the rule."""
+    """Out-of-place busbw (GB/s, as printed) of row_at_size(); the in-place one when out-of-place is N/A."""
     row = row_at_size(result, size_bytes, test)
-    if row is None or row.get("out_of_place") is None:
+    if row is None:
         return None
-    return row["out_of_place"].get("busbw")
+    for key in ("out_of_place", "in_place"):
+        side = row.get(key)
+        if isinstance(side, dict) and isinstance(side.get("busbw"), (int, float)):
+            return side["busbw"]
+    flat = row.get("busbw")         # a row given as {size, busbw} (inventory-made facts)
+    return flat if isinstance(flat, (int, float)) and not isinstance(flat, bool) else None
+
+
+def largest_size(result, test=None):
+    """Largest message size of any row (of one test when given), or None."""
+    largest = None
+    for table in result.get("tables") or ():
+        if not isinstance(table, dict) or (test is not None and table.get("test") != test):
+            continue
+        for row in table.get("rows") or ():
+            size = _size_of(row)
+            if size is not None and (largest is None or size > largest):
+                largest = size
+    return largest
 
 
 def human_size(size):

@@ -26,7 +26,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils._data import pl
 
 OPS = (
     "eq", "ne", "ge", "gt", "le", "lt", "in", "not_in", "contains", "not_contains",
-    "matches", "version_ge", "true", "false",
+    "matches", "version_ge", "true", "false", "info",
 )
 NUMERIC_OPS = ("ge", "gt", "le", "lt")
 STATUSES = ("PASS", "FAIL", "SKIPPED")
@@ -40,22 +40,6 @@ CONFIG_HINT = "fix the expectation (inventory group_vars, extra vars or AWX surv
 
 _TRUE = ("true", "yes", "y", "on", "1")
 _FALSE = ("false", "no", "n", "off", "0")
-
-# NCCL: signatures reported but not failing the level by default (socket_fallback and wrong_results are
-# soft too when the network / wrong checks judge them).
-NCCL_SOFT_SIGNATURES = ("nccl_warn",)
-NETWORK_HINTS = {
-    "socket": (
-        "NCCL fell back to TCP sockets: the aws-ofi-nccl plugin did not load or found no EFA device. "
-        "Request vpc.amazonaws.com/efa in the pod, set FI_PROVIDER=efa, check that the image ships "
-        "aws-ofi-nccl (NCCL_DEBUG=INFO shows 'NET/OFI Selected provider is efa')"
-    ),
-}
-DEFAULT_NETWORK_HINT = (
-    "NCCL chose another network than expected: check FI_PROVIDER, NCCL_NET, the EFA device plugin "
-    "and the NCCL_DEBUG=INFO 'Using network ...' line"
-)
-
 
 class VerdictError(ValueError):
     """A value cannot be compared; the text says what is wrong and is used as the check message."""
@@ -229,9 +213,9 @@ def _expected_text(op, expected, unit, tolerance_text=""):
         sign = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}[op]
         return "%s %s%s" % (sign, value, tolerance_text)
     if op == "in":
-        return "one of " + ", ".join(fmt_value(v, unit) for v in _as_list(expected))
+        return "one of " + ", ".join(fmt_value(v, unit) for v in as_list(expected))
     if op == "not_in":
-        return "none of " + ", ".join(fmt_value(v, unit) for v in _as_list(expected))
+        return "none of " + ", ".join(fmt_value(v, unit) for v in as_list(expected))
     if op == "contains":
         return "to contain " + value
     if op == "not_contains":
@@ -247,7 +231,7 @@ def _expected_text(op, expected, unit, tolerance_text=""):
     return value
 
 
-def _as_list(value):
+def as_list(value):
     if value is None:
         return []
     if isinstance(value, str):
@@ -302,7 +286,7 @@ def _compare(op, actual, expected, tolerance):
     if op in ("in", "not_in"):
         if expected is None:
             raise VerdictError("expected value is empty: '%s' needs a list" % op)
-        found = any(loose_eq(actual, item) for item in _as_list(expected))
+        found = any(loose_eq(actual, item) for item in as_list(expected))
         return (found if op == "in" else not found), ""
     if op in ("contains", "not_contains"):
         if isinstance(actual, str):
@@ -346,6 +330,9 @@ def evaluate_check(spec):
 
     spec keys: name (required), node, op (default eq), actual, expected, tolerance, unit, hint,
     fail_msg (custom failure text; ``message`` is accepted too), evidence_missing (bool).
+
+    op ``info`` records an observation that is not judged (a found but allowed signature, busbw not
+    measurable on one GPU): it always passes and its message is ``<name>: <fail_msg>``.
     """
     spec = dict(spec or {})
     name = str(spec.get("name") or "check")
@@ -363,6 +350,12 @@ def evaluate_check(spec):
         "name": name, "node": node, "op": op, "expected": expected, "actual": actual,
         "unit": unit, "passed": False, "message": "", "hint": hint, "evidence_missing": False,
     }
+
+    if op == "info":
+        entry["passed"] = True
+        entry["hint"] = ""
+        entry["message"] = "%s: %s" % (name, custom or fmt_value(actual, unit))
+        return entry
 
     missing = False
     try:
@@ -412,310 +405,6 @@ def evaluate_check(spec):
     return entry
 
 
-def _info(name, node, message, actual=None, expected=None, unit="", op="eq"):
-    """A passed, informational entry (e.g. busbw not measurable on one GPU)."""
-    return {
-        "name": name, "node": node, "op": op, "expected": expected, "actual": actual, "unit": unit,
-        "passed": True, "message": "%s: %s" % (name, message), "hint": "", "evidence_missing": False,
-    }
-
-
-# --------------------------------------------------------------------------------------------------
-# NCCL expectations -> checks
-
-
-SIZE_MATCH = 0.9  # a row counts for a size when it is within 10% below it (all_gather rounds 16 GiB down)
-
-
-def _row_busbw(row):
-    for key in ("out_of_place", "in_place"):
-        sub = row.get(key)
-        if isinstance(sub, dict) and _maybe_number(sub.get("busbw")) is not None:
-            return _maybe_number(sub.get("busbw"))
-    return _maybe_number(row.get("busbw"))
-
-
-def _result_tables(facts, test=None):
-    tables = [t for t in (facts.get("tables") or []) if isinstance(t, dict)]
-    if test:
-        tables = [t for t in tables if str(t.get("test") or "") == str(test)]
-    return tables
-
-
-def row_at_size(facts, size_bytes, test=None):
-    """The row for size_bytes in the last table with rows (of one test when given), or None.
-
-    Same rule as _nccl.row_at_size (largest size <= size_bytes, last printed wins), plus: the row
-    must be at least 90% of size_bytes, so a sweep that stopped at 512 MiB never answers for 1 GiB.
-    """
-    chosen = None
-    for table in reversed(_result_tables(facts, test)):
-        if table.get("rows"):
-            chosen = table
-            break
-    if chosen is None:
-        return None
-    best = None
-    for row in chosen["rows"]:
-        size = _maybe_number(row.get("size")) if isinstance(row, dict) else None
-        if size is None or size > size_bytes or size < size_bytes * SIZE_MATCH:
-            continue
-        if best is None or size >= best["size"]:
-            best = row
-    return best
-
-
-def busbw_at_size(facts, size_bytes, test=None):
-    """Out-of-place busbw (GB/s) of a parsed NCCL result at one message size, or None when not run."""
-    row = row_at_size(facts, size_bytes, test)
-    return _row_busbw(row) if row is not None else None
-
-
-def _largest_size(facts, test=None):
-    largest = None
-    for table in _result_tables(facts, test):
-        for row in table.get("rows") or []:
-            if isinstance(row, dict):
-                size = _maybe_number(row.get("size"))
-                if size is not None and (largest is None or size > largest):
-                    largest = size
-    return largest
-
-
-def _network_hint(seen):
-    seen = (seen or "").lower()
-    for key, text in NETWORK_HINTS.items():
-        if key in seen:
-            return text
-    return DEFAULT_NETWORK_HINT
-
-
-def _network_matches(seen, allowed):
-    seen = str(seen).strip().lower()
-    for item in allowed:
-        item = str(item).strip().lower()
-        if not item:
-            continue
-        if seen == item or re.search(r"(^|[^a-z0-9])" + re.escape(item) + r"($|[^a-z0-9])", seen):
-            return True
-    return False
-
-
-def expand_nccl(entry):
-    """Turn one ``nccl`` item {name, node, facts, expect} into check entries (already evaluated)."""
-    entry = dict(entry or {})
-    prefix = str(entry.get("name") or "nccl")
-    node = str(entry.get("node") or "")
-    facts = _plain(entry.get("facts"))
-    expect = dict(_plain(entry.get("expect")) or {})
-    checks = []
-
-    def name(suffix):
-        return "%s_%s" % (prefix, suffix)
-
-    if not isinstance(facts, dict) or not facts or facts.get("failed") or facts.get("skipped"):
-        why = "no parsed NCCL result"
-        if isinstance(facts, dict) and facts.get("msg"):
-            why = str(facts.get("msg"))
-        elif isinstance(facts, dict) and facts.get("skipped"):
-            why = "the parse task was skipped"
-        checks.append(evaluate_check({
-            "name": name("log"), "node": node, "evidence_missing": True, "fail_msg": why,
-            "hint": "the NCCL log could not be read or parsed: check the launcher pod name, the namespace "
-                    "and that the job wrote its log before it was collected",
-        }))
-        return checks
-
-    tolerance = expect.get("tolerance")
-    test = expect.get("test") or None
-    nranks = _maybe_number(facts.get("nranks"))
-    single_rank = nranks is not None and int(nranks) == 1
-    single_rank_ok = False
-    try:
-        single_rank_ok = to_bool(expect.get("single_rank_ok") or False)
-    except VerdictError:
-        single_rank_ok = False
-    one_gpu = single_rank and single_rank_ok
-    one_gpu_text = "not measurable on one GPU (busbw is 0 by definition with a single rank)"
-
-    # network provider
-    network = expect.get("network")
-    if network not in (None, "", []):
-        allowed = _as_list(network)
-        seen = facts.get("network")
-        allowed_text = " or ".join(fmt_value(a) for a in allowed)
-        if one_gpu and not seen:
-            checks.append(_info(name("network"), node, "%s; network %s" % (one_gpu_text, "not used"),
-                                expected=allowed))
-        elif not seen:
-            checks.append({
-                "name": name("network"), "node": node, "op": "in", "expected": allowed, "actual": None,
-                "unit": "", "passed": False, "evidence_missing": True,
-                "message": "%s: %s (the log does not say which network NCCL used; expected %s)"
-                           % (name("network"), EVIDENCE_MISSING, allowed_text),
-                "hint": "run with NCCL_DEBUG=INFO so the log has the 'Using network ...' / 'NET/OFI Selected "
-                        "provider' lines",
-            })
-        elif (str(seen).strip().lower() in ("libfabric", "aws libfabric", "ofi")
-              and "efa" in [str(a).strip().lower() for a in allowed]):
-            # aws-ofi-nccl is in use but the log does not name the libfabric provider: not a socket
-            # fallback; a tcp provider would still fail the busbw floors
-            checks.append(_info(name("network"), node,
-                                "NCCL used %s (aws-ofi-nccl); the log does not name the provider, efa assumed "
-                                "(NCCL_DEBUG=INFO prints 'Selected provider is ...')" % fmt_value(seen),
-                                actual=seen, expected=allowed, op="in"))
-        else:
-            ok = _network_matches(seen, allowed)
-            checks.append({
-                "name": name("network"), "node": node, "op": "in", "expected": allowed, "actual": seen,
-                "unit": "", "passed": ok, "evidence_missing": False,
-                "message": ("%s: NCCL used %s (expected %s)" % (name("network"), fmt_value(seen), allowed_text))
-                if ok else ("%s expected %s, saw %s" % (name("network"), allowed_text, fmt_value(seen))),
-                "hint": "" if ok else _network_hint(str(seen)),
-            })
-
-    # rank and node counts
-    if expect.get("nranks") not in (None, ""):
-        checks.append(evaluate_check({
-            "name": name("nranks"), "node": node, "op": "eq", "expected": expect.get("nranks"),
-            "actual": facts.get("nranks"),
-            "hint": "not every GPU joined the job: compare -np with nodes x GPUs per node, and "
-                    "slotsPerWorker with the nvidia.com/gpu request",
-        }))
-    if expect.get("nnodes") not in (None, ""):
-        checks.append(evaluate_check({
-            "name": name("nnodes"), "node": node, "op": "eq", "expected": expect.get("nnodes"),
-            "actual": facts.get("nnodes"),
-            "hint": "the ranks did not spread over the expected nodes: check the worker replicas and "
-                    "pod anti-affinity / topology spread",
-        }))
-
-    # completion and data correctness
-    require_complete = True
-    if expect.get("require_complete") is not None:
-        try:
-            require_complete = to_bool(expect.get("require_complete"), "require_complete")
-        except VerdictError:
-            require_complete = True
-    if require_complete and facts.get("complete") is None and not facts.get("tables"):
-        checks.append({
-            "name": name("complete"), "node": node, "op": "true", "expected": True, "actual": None, "unit": "",
-            "passed": False, "evidence_missing": False,
-            "message": "%s: the log has no nccl-tests results table (the test did not start, or its output was "
-                       "not captured)" % name("complete"),
-            "hint": "read the launcher log, not a worker's; set require_complete: false for logs that are not "
-                    "nccl-tests output",
-        })
-    elif require_complete:
-        checks.append(evaluate_check({
-            "name": name("complete"), "node": node, "op": "true", "expected": True,
-            "actual": bool(facts.get("complete")),
-            "fail_msg": "the NCCL test did not finish (no 'Avg bus bandwidth' footer)",
-            "hint": "the job crashed, hung or was killed before the end; see the signature checks and the "
-                    "launcher log",
-        }))
-    max_wrong = expect.get("max_wrong")
-    if max_wrong in (None, ""):
-        max_wrong = 0
-    wrong = facts.get("wrong_total")
-    if wrong is None:
-        checks.append(_info(name("wrong"), node, "not checked by the test (run with -c 0 or no #wrong column)",
-                            expected=max_wrong, op="le"))
-    else:
-        checks.append(evaluate_check({
-            "name": name("wrong"), "node": node, "op": "le", "expected": max_wrong, "actual": wrong,
-            "fail_msg": "the NCCL test reported %s wrong results (data corruption)" % fmt_value(wrong),
-            "hint": "a GPU, NVLink or NIC corrupts data: rerun per node pair to isolate it and check "
-                    "XID errors (dmesg / nvidia-smi -q)",
-        }))
-
-    # bandwidth floors
-    for item in expect.get("min_busbw") or []:
-        item = dict(item or {})
-        floor = item.get("floor")
-        tol = item.get("tolerance") if item.get("tolerance") not in (None, "") else tolerance
-        try:
-            size_bytes = parse_size(item.get("size"))
-        except VerdictError as exc:
-            checks.append({
-                "name": name("busbw"), "node": node, "op": "ge", "expected": floor, "actual": None,
-                "unit": "GB/s", "passed": False, "evidence_missing": False,
-                "message": "%s: cannot check: %s" % (name("busbw"), exc), "hint": CONFIG_HINT,
-            })
-            continue
-        label = name("busbw_" + format_size(size_bytes))
-        if one_gpu:
-            checks.append(_info(label, node, one_gpu_text, expected=floor, unit="GB/s", op="ge"))
-            continue
-        value = busbw_at_size(facts, size_bytes, test)
-        if value is None:
-            largest = _largest_size(facts, test)
-            seen = ("the largest size measured was %s" % format_size(largest)) if largest else "no result rows"
-            checks.append({
-                "name": label, "node": node, "op": "ge", "expected": floor, "actual": None, "unit": "GB/s",
-                "passed": False, "evidence_missing": True,
-                "message": "%s: %s (no row for %s in the %sNCCL table; %s)"
-                           % (label, EVIDENCE_MISSING, format_size(size_bytes), (test + " ") if test else "", seen),
-                "hint": "run all_reduce_perf with -e %s or larger, and check that the job finished"
-                        % format_size(size_bytes).replace("iB", ""),
-            })
-            continue
-        hint = "busbw below the floor: check the network check above (socket fallback gives ~3 GB/s), " \
-               "EFA device count per pod, FI_EFA_USE_DEVICE_RDMA on RDMA-capable types only, and GPU clocks"
-        if single_rank:
-            hint = "one rank has no bus bandwidth: run with 2+ ranks, or set single_rank_ok"
-        checks.append(evaluate_check({
-            "name": label, "node": node, "op": "ge", "expected": floor, "actual": value,
-            "tolerance": tol, "unit": "GB/s", "hint": hint,
-        }))
-
-    # failure signatures
-    forbid = expect.get("forbid_signatures")
-    signatures = [s for s in (facts.get("signatures") or []) if isinstance(s, dict)]
-    soft = list(NCCL_SOFT_SIGNATURES)
-    if network not in (None, "", []):
-        soft.append("socket_fallback")  # judged by the network check, which knows what is allowed
-    if facts.get("wrong_total") is not None:
-        soft.append("wrong_results")  # judged by the wrong check against max_wrong
-    if forbid is None:
-        forbidden = None  # everything except the soft ones
-    else:
-        forbidden = [str(x) for x in _as_list(forbid)]
-    seen_ids = []
-    for sig in signatures:
-        sig_id = str(sig.get("id") or "unknown")
-        if sig_id in seen_ids:
-            continue
-        seen_ids.append(sig_id)
-        count = len([s for s in signatures if str(s.get("id")) == sig_id])
-        is_forbidden = (sig_id not in soft) if forbidden is None else (
-            "all" in forbidden or sig_id in forbidden)
-        line = str(sig.get("line") or "").strip()
-        if len(line) > 240:
-            line = line[:237] + "..."
-        where = []
-        if sig.get("line_no") is not None:
-            where.append("line %s" % sig.get("line_no"))
-        if count > 1:
-            where.append("%d occurrences" % count)
-        where = (" (" + ", ".join(where) + ")") if where else ""
-        sig_name = name("signature_" + sig_id)
-        if is_forbidden:
-            checks.append({
-                "name": sig_name, "node": node, "op": "not_contains", "expected": sig_id, "actual": line,
-                "unit": "", "passed": False, "evidence_missing": False,
-                "message": "%s: the log has failure signature %s%s: %s" % (sig_name, sig_id, where, line),
-                "hint": str(sig.get("hint") or ""),
-            })
-        else:
-            checks.append(_info(sig_name, node, "seen, not forbidden%s: %s" % (where, line),
-                                actual=line, expected=sig_id, op="not_contains"))
-    if not seen_ids:
-        checks.append(_info(name("signatures"), node, "no known failure signature in the log",
-                            actual=[], expected=[], op="not_contains"))
-    return checks
-
-
 # --------------------------------------------------------------------------------------------------
 # the level result
 
@@ -753,7 +442,7 @@ def failed_line(check):
     return line
 
 
-def build_level_result(level_id, level=None, name=None, order=None, checks=None, nccl=None,
+def build_level_result(level_id, level=None, name=None, order=None, checks=None,
                        skip_reason="", duration_s=None, started=None, now=None):
     """Evaluate everything and return the level result (docs/architecture.md, docs/verdicts.md)."""
     level_id = str(level_id)
@@ -783,8 +472,6 @@ def build_level_result(level_id, level=None, name=None, order=None, checks=None,
     entries = []
     for spec in checks or []:
         entries.append(evaluate_check(spec))
-    for item in nccl or []:
-        entries.extend(expand_nccl(item))
 
     if not entries:
         entries.append({

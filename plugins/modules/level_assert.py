@@ -73,9 +73,11 @@ options:
           - V(matches) searches the regular expression O(checks[].expected) in the actual value.
           - V(version_ge) compares dotted versions (V(2.11.0+cu130) >= V(2.4)).
           - V(true), V(false) test a boolean (V(yes), V(1), V("true") are true); O(checks[].expected) is ignored.
+          - V(info) records an observation that is not judged; it always passes and its message is
+            O(checks[].fail_msg).
         type: str
         default: eq
-        choices: [eq, ne, ge, gt, le, lt, in, not_in, contains, not_contains, matches, version_ge, "true", "false"]
+        choices: [eq, ne, ge, gt, le, lt, in, not_in, contains, not_contains, matches, version_ge, "true", "false", info]
       actual:
         description:
           - The value seen. When it is null the check fails as "could not collect the evidence".
@@ -111,7 +113,8 @@ options:
         default: false
   nccl:
     description:
-      - NCCL results to judge; each item is expanded into individual checks named
+      - NCCL results to judge. C(plugins/module_utils/_checks.py) (C(nccl_checks)) turns each item into
+        generic checks, judged like O(checks), named
         C(<name>_network), C(<name>_nranks), C(<name>_nnodes), C(<name>_complete), C(<name>_wrong),
         C(<name>_busbw_<size>), C(<name>_signature_<id>) or C(<name>_signatures).
     type: list
@@ -362,6 +365,7 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.rlstack.validation.plugins.module_utils._checks import nccl_checks
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
     OPS,
     build_level_result,
@@ -436,8 +440,7 @@ def main():
         level=params["level"],
         name=params["name"],
         order=params["order"],
-        checks=params["checks"],
-        nccl=params["nccl"],
+        checks=list(params["checks"]) + [spec for item in params["nccl"] for spec in nccl_checks(item)],
         skip_reason=params["skip_reason"],
         duration_s=params["duration_s"],
         started=params["started"],

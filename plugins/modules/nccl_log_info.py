@@ -231,12 +231,19 @@ complete:
   sample: true
 network:
   description:
-    - Network NCCL used; the OFI provider (V(efa), V(cxi)) when NCCL used the libfabric plugin and said which
-      provider it selected, otherwise the name NCCL printed (V(Socket), V(IB), V(Libfabric), ...).
+    - Network NCCL used, in a stable vocabulary for checks and expectations (C(docs/nccl-parser.md)):
+      V(socket), V(ib) (also C(IBext_v8)), V(efa) (aws-ofi-nccl with the efa provider), V(ofi:<provider>)
+      for another libfabric provider (V(ofi:cxi), V(ofi:tcp)), V(ofi) when the log does not name the
+      provider; any other plugin's name lowercased.
     - V(null) without C(NCCL_DEBUG=INFO) lines that tell.
   returned: always
   type: str
   sample: efa
+network_raw:
+  description: The network name as NCCL printed it (V(Socket), V(IB), V(IBext_v8), V(AWS Libfabric)), or V(null).
+  returned: always
+  type: str
+  sample: AWS Libfabric
 ofi_provider:
   description: Provider from C(NET/OFI Selected Provider is ...), V(null) when not printed.
   returned: always

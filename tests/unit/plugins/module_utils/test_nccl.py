@@ -110,7 +110,7 @@ EXPECTED = {
         sigs={"nccl_warn": 4}),
     "efa-cm-req-handle-error-unresponsive-receiver-torch.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
-        wrong=None, complete=None, network="Libfabric", version="2.27.3", nranks=None, nnodes=None,
+        wrong=None, complete=None, network="ofi", version="2.27.3", nranks=None, nnodes=None,
         sigs={"efa_cm_error": 3, "nccl_warn": 2}),
     "efa-g6e-l40s-4pod-deepspeed-nccl-info.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
@@ -129,16 +129,16 @@ EXPECTED = {
     "ofi-cxi-provider-polaris-a100-2node-torch.log": dict(
         # not in SOURCES.md: this run ends in a PyTorch watchdog timeout on five ranks
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
-        wrong=None, complete=None, network="cxi", version="2.20.5", nranks=8, nnodes=2,
+        wrong=None, complete=None, network="ofi:cxi", version="2.20.5", nranks=8, nnodes=2,
         sigs={"watchdog_timeout": 15, "process_aborted": 6, "mpi_abnormal_exit": 2}),
     "ofi-plugin-init-failed-socket-fallback-p4d.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
-        wrong=None, complete=None, network="Socket", version="2.27.7", nranks=4, nnodes=1,
+        wrong=None, complete=None, network="socket", version="2.27.7", nranks=4, nnodes=1,
         sigs={"nccl_warn": 12, "ofi_init_failed": 12, "socket_fallback": 8}),
     "p4d-a100-1pod-4rank-nvlink-deepspeed-nccl-info.log": dict(
         # SOURCES.md mentions NCCL 2.27.3 and "Selected provider is efa"; neither line is in the file
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
-        wrong=None, complete=None, network="Libfabric", version=None, nranks=4, nnodes=1, sigs={}),
+        wrong=None, complete=None, network="ofi", version=None, nranks=4, nnodes=1, sigs={}),
     "pytorch-watchdog-timeout-broadcast-2rank-deepspeed.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
@@ -149,7 +149,7 @@ EXPECTED = {
         wrong=0, complete=True, network="efa", version="2.18.3", nranks=16, nnodes=2, sigs={}),
     "socket-fallback-polaris-a100-2node-ddp.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
-        wrong=None, complete=None, network="Socket", version="2.20.5", nranks=8, nnodes=2,
+        wrong=None, complete=None, network="socket", version="2.20.5", nranks=8, nnodes=2,
         sigs={"socket_fallback": 8}),
     "srun-label-prefix-fsdp-efa-excerpt.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
@@ -160,7 +160,7 @@ EXPECTED_RECORDED = dict(
     # torch loop output ("algbw ... busbw ... GB/s ok=na") is not an nccl-tests table; single node,
     # IB tried and not found, Socket chosen: not a socket_fallback (no inter-node traffic)
     tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
-    wrong=None, complete=None, network="Socket", version="2.28.9", nranks=2, nnodes=1, sigs={})
+    wrong=None, complete=None, network="socket", version="2.28.9", nranks=2, nnodes=1, sigs={})
 
 
 def fixture(name):
@@ -345,8 +345,10 @@ def test_hosts():
 def test_busbw_at_size_rule():
     result = parsed(NCCL / "allreduce-h100-a3mega-2node-16rank-ok.log")
     assert _nccl.busbw_at_size(result, 8 << 30) == 338.82
-    assert _nccl.busbw_at_size(result, 5 * 10 ** 9) == 330.58        # 4 GiB row: largest size <= 5e9
-    assert _nccl.busbw_at_size(result, 1 << 40) == 338.82
+    assert _nccl.busbw_at_size(result, int(4.4 * (1 << 30))) == 330.58   # 4 GiB row: <= 4.4 GiB and >= 90% of it
+    assert _nccl.busbw_at_size(result, 5 * 10 ** 9) is None           # 4 GiB is 86% of 5e9: no answer
+    assert _nccl.busbw_at_size(result, 1 << 40) is None               # the sweep stopped at 8 GiB
+    assert _nccl.largest_size(result) == 8 << 30
     assert _nccl.busbw_at_size(result, 4) is None                    # every row is larger
     assert _nccl.busbw_at_size(result, None) is None
     assert _nccl.row_at_size(result, 8 << 30)["in_place"]["busbw"] == 337.35
@@ -366,7 +368,7 @@ def test_summary():
         "all_reduce_perf: 16 ranks on 2 nodes, peak busbw 338.82 GB/s, busbw at 8 GiB 338.82 GB/s, "
         "#wrong 0, complete")
     assert parsed(NCCL / "ofi-plugin-init-failed-socket-fallback-p4d.log")["summary"] == (
-        "no nccl-tests results table: 4 ranks on 1 node over Socket, NCCL 2.27.7, "
+        "no nccl-tests results table: 4 ranks on 1 node over socket, NCCL 2.27.7, "
         "signatures: nccl_warn, ofi_init_failed, socket_fallback")
     assert parsed(NCCL / "scatter-p4d-2node-efa-srun-label-debuginfo.log")["summary"] == (
         "nccl-tests: 16 ranks on 2 nodes over efa, peak busbw 81.09 GB/s, busbw at 2 GiB 80.59 GB/s, "
@@ -549,8 +551,8 @@ def test_merged_info_lines():
     assert result["network"] is None
     assert result["signature_counts"] == {"nccl_warn": 1}
     # a merged line cannot stretch a network name
-    assert parse("h1:1:2 [0] NCCL INFO Using network IBh2:3:4 [1] NCCL INFO NCCL version 2.1.1\n")["network"] == "IBh2"
-    assert parse("h1:1:2 [0] NCCL INFO Using network AWS Libfabric\n")["network"] == "Libfabric"
+    assert parse("h1:1:2 [0] NCCL INFO Using network IBh2:3:4 [1] NCCL INFO NCCL version 2.1.1\n")["network_raw"] == "IBh2"
+    assert parse("h1:1:2 [0] NCCL INFO Using network AWS Libfabric\n")["network"] == "ofi"
 
 
 def test_last_line_without_newline():
@@ -583,23 +585,23 @@ def info(msg, host="h1", rank=0):
     ([info("NET/OFI Selected Provider is efa (found 4 nics)"), info("Using network AWS Libfabric")], "efa", False),
     # plugin loaded, init failed, sockets used: fallback even on one node
     ([info("NET/Plugin: Loaded net plugin Libfabric (v10)"), info("Using network Socket"),
-      info("comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2")], "Socket", True),
+      info("comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2")], "socket", True),
     # only NCCL's own IB probe failed, one node: sockets are harmless
     ([info("NET/IB : No device found."), info("Using network Socket"),
-      info("comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2")], "Socket", False),
+      info("comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2")], "socket", False),
     # same on two nodes: inter-node traffic over TCP
     ([info("NET/IB : No device found."), info("Using network Socket"),
-      info("comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1")], "Socket", True),
+      info("comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1")], "socket", True),
     # two hosts seen, node count not printed
     ([info("NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"), info("Using network Socket"),
       info("comm 0x1 rank 0 nranks 2 - Init COMPLETE", host="h1"),
-      info("comm 0x2 rank 1 nranks 2 - Init COMPLETE", host="h2", rank=1)], "Socket", True),
+      info("comm 0x2 rank 1 nranks 2 - Init COMPLETE", host="h2", rank=1)], "socket", True),
     # sockets asked for explicitly
     ([info("NCCL_NET set by environment to Socket"), info("NET/Plugin: Loaded net plugin Libfabric (v10)"),
-      info("Using network Socket")], "Socket", False),
+      info("Using network Socket")], "socket", False),
     # no "Using network": the first NET channel line tells
-    ([info("Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA")], "IB", False),
-    ([info("Using network IB")], "IB", False),
+    ([info("Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA")], "ib", False),
+    ([info("Using network IB")], "ib", False),
     ([], None, False),
 ])
 def test_network_and_socket_fallback(lines, network, fallback):

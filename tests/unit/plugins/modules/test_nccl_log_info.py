@@ -58,7 +58,7 @@ def test_content_gives_the_same_result_as_path(capsys):
     assert code == 0
     for key in TOP_LEVEL_KEYS:
         assert by_content[key] == by_path[key], key
-    assert by_content["network"] == "Socket"
+    assert by_content["network"] == "socket" and by_content["network_raw"] == "Socket"
     assert by_content["signature_ids"] == ["nccl_warn", "ofi_init_failed", "socket_fallback"]
     assert by_content["signatures"][0]["hint"]
 
