@@ -541,8 +541,87 @@ def nccl_checks(item):
                             hint="a GPU, NVLink or NIC corrupts data: rerun per node pair to isolate it and "
                                  "check XID errors (dmesg / nvidia-smi -q)"))
 
+    transport = expect.get("transport")
+    if isinstance(transport, dict) and transport and not one_gpu:
+        checks.extend(_nccl_transport_checks(name, node, facts, transport))
     checks.extend(_nccl_busbw_checks(name, node, facts, expect, tolerance, test, single_rank, one_gpu))
     checks.extend(_nccl_signature_checks(name, node, facts, expect))
+    return checks
+
+
+HINT_OFI_PROVIDER = ("aws-ofi-nccl did not select the efa libfabric provider: check that the pod has its EFA "
+                     "devices (vpc.amazonaws.com/efa or a DRA ResourceClaim), that 'fi_info -p efa' lists them "
+                     "and that FI_PROVIDER is efa")
+HINT_EFA_NICS = ("the plugin found fewer EFA NICs than the node has: a device is down or was not given to the pod; "
+                 "compare 'fi_info -p efa' and /sys/class/infiniband on that node with the instance type, check the "
+                 "pod's EFA request, and replace the node when a device is missing")
+HINT_OFI_PROTOCOL = ("aws-ofi-nccl uses another transport protocol than its AWS platform code sets for this "
+                     "instance type: an OFI_NCCL_PROTOCOL override, or an aws-ofi-nccl built without "
+                     "--enable-platform-aws; use the EFA installer's plugin")
+HINT_GDRDMA = ("NET channels do not use GPUDirect RDMA on an instance type that requires it: check the "
+               "efa_nv_peermem (or nvidia_peermem) module on the node, FI_EFA_USE_DEVICE_RDMA=1 and that the "
+               "image's libfabric supports FI_HMEM for CUDA")
+NOT_PRINTED = "not checked: the log does not say (%s)"
+
+
+def _nccl_transport_checks(name, node, facts, transport):
+    """Proof that the fabric is the one expected, beyond 'not Socket': provider, NICs found, protocol, GDRDMA.
+
+    transport: provider (e.g. efa), nics (EFA devices per pod: the number aws-ofi-nccl must find on each
+    host), protocol (RDMA or SENDRECV, what aws-ofi-nccl's AWS platform code sets for the type), gdrdma
+    (true when the type requires GPUDirect RDMA), fabric (optional: efa or efa-direct), instance_type."""
+    checks = []
+    itype = transport.get("instance_type") or "the instance type"
+    provider = transport.get("provider")
+    if provider:
+        seen = facts.get("ofi_provider")
+        why = "the log has no 'NET/OFI Selected provider is ...' line"
+        if facts.get("ofi_no_eligible_providers"):
+            why += "; aws-ofi-nccl printed 'No eligible providers were found'"
+        checks.append(check(name("ofi_provider"), node, "eq", seen, provider, hint=HINT_OFI_PROVIDER,
+                            evidence_missing=seen is None, message=why if seen is None else ""))
+    fabric = transport.get("fabric")
+    if fabric:
+        seen = facts.get("ofi_fabric")
+        if seen is None:
+            checks.append(check(name("ofi_fabric"), node, "info", None, fabric,
+                                message=NOT_PRINTED % "aws-ofi-nccl 1.14+ prints 'fabric is ...'"))
+        else:
+            checks.append(check(name("ofi_fabric"), node, "in", seen, as_list(fabric), hint=HINT_OFI_PROVIDER))
+    nics = _int(transport.get("nics"))
+    if nics:
+        by_host = facts.get("ofi_nics_by_host") or {}
+        if by_host:
+            for host in sorted(by_host):
+                found = _int(by_host[host])
+                checks.append(check(name("efa_nics"), host, "ge", found, nics, hint=HINT_EFA_NICS,
+                                    message="aws-ofi-nccl on %s found %s of the %d EFA NICs of %s"
+                                            % (host, found, nics, itype)))
+        else:
+            found = facts.get("ofi_nics")
+            checks.append(check(name("efa_nics"), node, "ge", found, nics, hint=HINT_EFA_NICS,
+                                evidence_missing=found is None,
+                                message=("the log has no 'NET/OFI Selected provider ... (found N nics)' line"
+                                         if found is None else
+                                         "aws-ofi-nccl found %s of the %d EFA NICs of %s" % (found, nics, itype))))
+    protocol = transport.get("protocol")
+    if protocol:
+        seen = facts.get("ofi_protocol")
+        if seen is None:
+            checks.append(check(name("ofi_protocol"), node, "info", None, protocol,
+                                message=NOT_PRINTED % "aws-ofi-nccl prints 'Using transport protocol ...'"))
+        else:
+            checks.append(check(name("ofi_protocol"), node, "eq", seen, protocol, hint=HINT_OFI_PROTOCOL,
+                                message="aws-ofi-nccl uses %s on %s" % (seen, itype)))
+    if _flag(transport.get("gdrdma"), False):
+        seen = facts.get("gdrdma")
+        if seen is None:
+            checks.append(check(name("gdrdma"), node, "info", None, True,
+                                message=NOT_PRINTED % "no 'Channel ... via NET/...' line"))
+        else:
+            hosts = facts.get("hosts_without_gdrdma") or []
+            checks.append(check(name("gdrdma"), node, "true", bool(seen), True, hint=HINT_GDRDMA,
+                                message="NET channels without /GDRDMA on %s" % (", ".join(hosts) or "a host")))
     return checks
 
 
@@ -640,6 +719,10 @@ def nccl_mpijob(nodes, name, image, floors, network, tolerance):
               "image": image, "rdma": rdma, "min_bytes": "8", "max_bytes": max_bytes}
     expect = {"network": list(network or (["efa"] if efa > 0 else [])), "nranks": len(nodes) * gpus,
               "min_busbw": list(floors or []), "tolerance": float(tolerance or 0.0), "require_complete": True}
+    if efa > 0 and "efa" in [str(n).strip().lower() for n in expect["network"]]:
+        # the transport proof: what aws-ofi-nccl must report on this type (docs/verdicts.md)
+        expect["transport"] = {"instance_type": itype, "provider": "efa", "nics": efa,
+                               "protocol": prof.get("ofi_protocol"), "gdrdma": bool(prof.get("gdr_required"))}
     return {"mpijob": mpijob, "expect": expect, "instance_type": itype}
 
 

@@ -46,6 +46,7 @@ MAX_ROWS_TOTAL = 8192           # rows kept over all tables; the oldest tables a
 MAX_HOSTS = 1024                # distinct host names kept
 MAX_STREAMS = 4096              # distinct output streams (rank labels) tracked
 MAX_RANK_INDEXES = 1 << 16      # distinct rank indexes remembered from rank lists
+MAX_NET_CHANNELS = 1 << 12      # NET channel lines without GPUDirect RDMA read (later ones are skipped)
 BINARY_SNIFF_BYTES = 8192       # a NUL byte in the first block of this size means "binary"
 
 COLLECTIVES = (
@@ -64,17 +65,23 @@ COLLECTIVES = (
 # Counting-based shortcuts (newlines minus "NCCL INFO" per range) were rejected: a line where two
 # writers' output merged holds two INFO markers and can hide a real line from the count.
 _INFO_WORDS = (
-    rb"NCCL version|Using network|NET/OFI Selected|NET/IB|"
+    rb"NCCL version|Using network|NET/OFI (?:Selected|Using transport protocol|No eligible)|NET/IB|"
     rb"NET/Plugin ?: ?(?:Loaded|dlerror|Could not find|No plugin)|"
     rb"comm 0x[0-9a-f]+ rank [0-9]+ nRanks|comm 0x[^\n]*Init COMPLETE|"
     rb"Failed to initialize NET|NCCL_NET "
 )
 _STOP_RX = re.compile(rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"))")
-# Same, but also stops at channel lines that name a network ("via NET/<name>/..."). Used only
-# until a network is known, for logs that never print "Using network".
+# Same, but also stops at channel lines that go over the network ("via NET/<name>/<dev>[/GDRDMA]"):
+# the first one names the network in logs that never print "Using network" and says whether
+# GPUDirect RDMA is used (src/transport/net.cc: "via NET/%s/%d%s%s%s", PXN "via NET/%s/%d(%d)%s%s"). After it, only NET channel lines WITHOUT "/GDRDMA" stop the scan (a host
+# that lost GPUDirect RDMA), so the many healthy channel lines of a big log stay in C.
 _STOP_RX_CHANNELS = re.compile(
     rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"|Channel [^\n]*via NET/))"
 )
+_STOP_RX_NO_GDR = re.compile(
+    rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"|Channel [^\n]*via NET/[^/\n]+/[0-9]+(?:\([0-9]+\))?(?![0-9(]|/GDRDMA)))"
+)
+_CHANNEL_RXS = (_STOP_RX, _STOP_RX_NO_GDR, _STOP_RX_CHANNELS)   # by _channel_mode
 
 # --------------------------------------------------------------------------------------------
 # Line-level expressions (run only on the lines the block scan stops at).
@@ -82,7 +89,12 @@ _VERSION_RX = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _LIBRARY_CODE_RX = re.compile(r"nccl-library=(\d{4,6})\b")
 _TESTS_VERSION_RX = re.compile(r"nccl-tests version (\d+\.\d+\.\d+)")
 _PROVIDER_RX = re.compile(r"Selected [Pp]rovider is ([\w.\-]+)")
-_CHANNEL_NET_RX = re.compile(r"via NET/([^/\s][^/]*?)/")
+_FABRIC_RX = re.compile(r"fabric is ([\w.\-]+)")
+_NICS_RX = re.compile(r"\(found (\d+) nics?\)")
+_PROTOCOL_RX = re.compile(r"Using transport protocol (\w+)(?: \((\w+) set\))?")
+_CHANNEL_NET_RX = re.compile(r"via NET/([^/\s][^/]*?)/\d+(?:\(\d+\))?(/GDRDMA)?")   # "/1(2)": PXN proxy rank
+_WARN_TIME_RX = re.compile(r"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] (?=\S+:\d+:\d+ )")
+_WARN_SOURCE_RX = re.compile(r":\d+:\d+ \[\d+\] (.+?) NCCL WARN")
 _NRANKS_RX = re.compile(r"\bn[Rr]anks[ =:]+(\d+)")
 _NNODES_RX = re.compile(r"\bnNodes[ =:]+(\d+)")
 _NETWORK_NAME_RX = re.compile(r"\s*([^:\[\r\n]{0,40})")     # "AWS Libfabric"; stops at merged text
@@ -342,8 +354,17 @@ class NcclLogParser(object):
         self._tests_version = None
         self._using_network = None
         self._provider = None
+        self._fabric = None
+        self._nics = None
+        self._nics_by_host = {}
+        self._protocol = None
+        self._protocol_source = None
+        self._no_providers = 0
         self._channel_net = None
-        self._want_channels = True
+        self._channel_mode = 2         # 2: any NET channel line, 1: those without GDRDMA, 0: none
+        self._gdr = None
+        self._net_channels = 0
+        self._hosts_without_gdr = set()
         self._info_nranks = None
         self._info_nnodes = None
         self._rank_max = None
@@ -401,8 +422,8 @@ class NcclLogParser(object):
         count = buf.count
         find = buf.find
         while True:
-            want = self._want_channels
-            rx = _STOP_RX_CHANNELS if want else _STOP_RX
+            want = self._channel_mode
+            rx = _CHANNEL_RXS[want]
             for match in rx.finditer(buf, pos, end):
                 start = match.start()
                 mark_no += count(b"\n", mark + 1, start + 1)
@@ -410,7 +431,7 @@ class NcclLogParser(object):
                 stop = find(b"\n", start + 1)
                 self._line(buf[start + 1:stop], mark_no)
                 pos = stop
-                if self._want_channels is not want:
+                if self._channel_mode != want:
                     break                   # state changed: continue with the other expression
             else:
                 break
@@ -489,6 +510,7 @@ class NcclLogParser(object):
             self._prefix_hosts[prefix] = host
         if host and len(self._hosts) < MAX_HOSTS:
             self._hosts.add(host)
+        return host
 
     def _info(self, text, msg, line_no):
         """An NCCL INFO line the block scan stopped at; msg is the text after 'NCCL INFO '."""
@@ -508,7 +530,6 @@ class NcclLogParser(object):
         elif msg.startswith("Using network"):
             name = _NETWORK_NAME_RX.match(msg, 13).group(1).strip()
             self._using_network = name
-            self._want_channels = False
             if name == "Socket":
                 self._socket_count += 1
                 if len(self._socket_lines) < MAX_SIGNATURES_PER_ID:
@@ -518,9 +539,14 @@ class NcclLogParser(object):
         elif msg.startswith("NET/OFI"):
             self._strong_attempt = True
             if "rovider is" in msg:
-                match = _PROVIDER_RX.search(msg)
+                self._selected_provider(text, msg)
+            elif "transport protocol" in msg:
+                match = _PROTOCOL_RX.search(msg)
                 if match:
-                    self._provider = match.group(1)
+                    self._protocol = match.group(1)
+                    self._protocol_source = match.group(2)
+            elif "No eligible providers" in msg:
+                self._no_providers += 1
         elif msg.startswith("NET/IB"):
             if "No device found" in msg or "[RO]" in msg:
                 self._weak_attempt = True
@@ -548,11 +574,45 @@ class NcclLogParser(object):
             match = _NCCL_NET_ENV_RX.search(msg)
             if match and match.group(1).strip("'\"").lower() == "socket":
                 self._socket_intended = True
-        elif self._want_channels and msg.startswith("Channel"):
+        elif self._channel_mode and msg.startswith("Channel"):
             match = _CHANNEL_NET_RX.search(msg)
             if match:
-                self._channel_net = match.group(1).strip()
-                self._want_channels = False
+                if self._channel_net is None:
+                    self._channel_net = match.group(1).strip()
+                self._channel_mode = 1
+                if match.group(2):
+                    if self._gdr is None:
+                        self._gdr = True
+                else:
+                    self._gdr = False
+                    self._net_channels += 1
+                    host = self._info_host(text, msg)
+                    if host and len(self._hosts_without_gdr) < MAX_HOSTS:
+                        self._hosts_without_gdr.add(host)
+                    if self._net_channels >= MAX_NET_CHANNELS:
+                        self._channel_mode = 0
+
+    def _selected_provider(self, text, msg):
+        """'Selected provider is efa, fabric is efa-direct (found 16 nics)' (aws-ofi-nccl 1.14+) or
+        'Selected Provider is efa (found 4 nics)' (older): provider, fabric, and NICs found per host."""
+        match = _PROVIDER_RX.search(msg)
+        if match:
+            self._provider = match.group(1)
+        match = _FABRIC_RX.search(msg)
+        if match:
+            self._fabric = match.group(1)
+        match = _NICS_RX.search(msg)
+        if match:
+            nics = int(match.group(1))
+            if self._nics is None or nics < self._nics:
+                self._nics = nics
+            host = self._info_host(text, msg)
+            if host:
+                known = self._nics_by_host.get(host)
+                if known is None and len(self._nics_by_host) < MAX_HOSTS:
+                    self._nics_by_host[host] = nics
+                elif known is not None and nics < known:
+                    self._nics_by_host[host] = nics
 
     def _facts(self, text):
         if "Rank" in text:
@@ -631,7 +691,18 @@ class NcclLogParser(object):
         self._sig_counts[sig_id] = self._sig_counts.get(sig_id, 0) + 1
         entries = self._sig_entries.setdefault(sig_id, [])
         if len(entries) < MAX_SIGNATURES_PER_ID:
-            entries.append({"id": sig_id, "line_no": line_no, "line": _clip(text), "hint": HINTS[sig_id]})
+            entry = {"id": sig_id, "line_no": line_no, "line": _clip(text), "hint": HINTS[sig_id],
+                     "time": None, "source": None}
+            if "NCCL WARN" in text:
+                # NCCL 2.26+ puts '[%F %T] ' before WARN lines; the code location is 'file:line' (and
+                # '(function)' from 2.30.7, or aws-ofi-nccl's 'function():line')
+                match = _WARN_TIME_RX.search(text)
+                if match:
+                    entry["time"] = match.group(1)
+                match = _WARN_SOURCE_RX.search(text)
+                if match:
+                    entry["source"] = _clip(match.group(1))
+            entries.append(entry)
 
     # ------------------------------------------------------------------ tables
     def _stream_for(self, key, create=False):
@@ -828,7 +899,7 @@ class NcclLogParser(object):
             counts["socket_fallback"] = self._socket_count
             for line_no, line in self._socket_lines:
                 signatures.append({"id": "socket_fallback", "line_no": line_no, "line": line,
-                                   "hint": HINTS["socket_fallback"]})
+                                   "hint": HINTS["socket_fallback"], "time": None, "source": None})
         signatures.sort(key=lambda entry: (entry["line_no"], SIGNATURE_IDS.index(entry["id"])))
         result = {
             "tables": tables,
@@ -842,6 +913,14 @@ class NcclLogParser(object):
             "network": normalize_network(self._network_raw(), self._provider),
             "network_raw": self._network_raw(),
             "ofi_provider": self._provider,
+            "ofi_fabric": self._fabric,
+            "ofi_nics": self._nics,
+            "ofi_nics_by_host": dict(self._nics_by_host),
+            "ofi_protocol": self._protocol,
+            "ofi_protocol_source": self._protocol_source,
+            "ofi_no_eligible_providers": self._no_providers,
+            "gdrdma": self._gdr,
+            "hosts_without_gdrdma": sorted(self._hosts_without_gdr),
             "nccl_version": self._version or self._library_version,
             "nccl_tests_version": self._tests_version,
             "nranks": self._nranks(),

@@ -179,6 +179,8 @@ CATALOG = (
             "that FI_PROVIDER and FI_EFA_USE_DEVICE_RDMA fit the instance type (RDMA only on p4d/p4de/p5*/p6), and "
             "that the libfabric and aws-ofi-nccl versions match."
         ),
+        # aws-ofi-nccl 1.14+ (src/nccl_ofi_net.cpp, v1.14.0 .. v1.21.x): NCCL_OFI_WARN(PACKAGE_NAME
+        # " initialization failed") prints "NET/OFI aws-ofi-nccl initialization failed".
         "patterns": (
             r"NET/OFI.*(?:initialization failed|[Ii]nitializing plugin failed|Failed to initialize)",
             r"initNet\(\) failed",
@@ -190,20 +192,51 @@ CATALOG = (
                      "eligible providers", "optimal provider", "fi_getinfo"),
     },
     {
+        "id": "ofi_av_error",
+        "meaning": "aws-ofi-nccl could not open the libfabric address vector ('NET/OFI Couldn't open AV').",
+        "hint": (
+            "The EFA device refused to create endpoint resources: read dmesg on the node for efa errors "
+            "(e.g. 'Failed to allocate pd'), check that the pod got its EFA devices and 'ulimit -l' unlimited, "
+            "and that the EFA driver, libfabric and aws-ofi-nccl versions belong together; replace the node "
+            "when it persists."
+        ),
+        # aws-ofi-nccl src/nccl_ofi_ofiutils.cpp (v1.14.0 .. v1.21.x):
+        # NCCL_OFI_WARN("Couldn't open AV. RC: %d, ERROR: %s", ...); the same text since v1.0.
+        "patterns": (r"Couldn't open AV\b",),
+        "triggers": ("open AV",),
+    },
+    {
+        "id": "ofi_libfabric_too_old",
+        "meaning": "aws-ofi-nccl refused the efa provider because libfabric is older than 1.22.0.",
+        "hint": (
+            "The image's libfabric is too old for its aws-ofi-nccl: install a current EFA installer in the image "
+            "(it ships libfabric and aws-ofi-nccl together) or put /opt/amazon/efa/lib first in LD_LIBRARY_PATH "
+            "so an older system libfabric is not picked up."
+        ),
+        # aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_query_provider_capabilities (v1.14.0 .. v1.21.x):
+        # NCCL_OFI_WARN("EFA provider requires at least libfabric version 1.22.0.")
+        "patterns": (r"requires at least libfabric version",),
+        "triggers": ("at least libfabric",),
+    },
+    {
         "id": "ib_fatal",
         "meaning": "InfiniBand/RoCE reported a fatal event (async event, completion error or QP failure).",
         "hint": (
             "Check 'ibstat' / link state, cables and switch ports, NCCL_IB_GID_INDEX on RoCE and the NIC "
             "firmware; the node is a candidate for isolation."
         ),
+        # NCCL 2.23+ src/transport/net_ib.cc (2.30: net_ib/common.cc) ncclIbAsyncThreadMain:
+        # WARN("NET/IB : %s:%d async fatal event on QP (%p): %s") (also ": %s", "on CQ", "on SRQ").
         "patterns": (
             r"NET/IB\s*:\s*Got (?:async event|completion)",
+            r"NET/IB\s*:.*async fatal event",
             r"catastrophic error",
             r"IBV_WC_(?:RETRY_EXC|REM_|LOC_|WR_FLUSH)",
             r"ibv_(?:modify|create)_qp failed",
             r"transport retry counter exceeded",
         ),
-        "triggers": ("Got async", "Got completion", "catastrophic", "IBV_WC_", "_qp failed", "retry counter"),
+        "triggers": ("Got async", "Got completion", "async fatal", "catastrophic", "IBV_WC_", "_qp failed",
+                     "retry counter"),
     },
     {
         "id": "cuda_device_busy",

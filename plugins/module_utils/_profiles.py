@@ -13,6 +13,7 @@ Profile keys (every profile has all of them)::
     instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pattern, gpu_memory_gb,
     gpu_memory_mib, gpu_memory_mib_min, efa_devices, network_gbps, nvlink_per_gpu, nvlink_generation,
     rdma_capable, fi_efa_use_device_rdma, max_message_bytes, gpu_resource, efa_resource,
+    ofi_protocol, gdr_required,
     expected_busbw_2node {"1GiB": {busbw_gbps, range, source} | None, "16GiB": ...},
     busbw_floor {nodes, size, size_bytes, floor_gbps, tolerance, source, rule},
     price_per_hour_usd, sources {key: source}, notes [..]
@@ -80,6 +81,30 @@ FLOOR_RULE = (
 )
 
 
+SRC_OFI_PLATFORM = (
+    "aws-ofi-nccl src/platform-aws.cpp @ 2daf7d303aa1 (v1.21.x) platform table: default_protocol and "
+    "gdr_required per instance type (p4d/p4de: SENDRECV, GDR required; p5/p5e, p5en/p6-b200, p6-b300: RDMA, "
+    "GDR required; g5.48xlarge: SENDRECV, GDR not required); types not in the table have neither (the plugin "
+    "chooses at run time)"
+)
+# (instance type regex, aws-ofi-nccl default_protocol, gdr_required), first match wins, as the plugin does
+_OFI_PLATFORM = (
+    (r"p4d\.24xlarge\Z|p4de\.24xlarge\Z", "SENDRECV", True),
+    (r"p5\.4xlarge\Z", "SENDRECV", False),
+    (r"p5e?\.|p5en|p6-b200|p6-b300", "RDMA", True),
+    (r"p([5-9]|[0-9]{2,})", "RDMA", True),
+    (r"g5\.48xlarge\Z", "SENDRECV", False),
+)
+
+
+def _ofi_platform(instance_type):
+    """(ofi_protocol, gdr_required) the aws-ofi-nccl AWS platform code sets for a type, or (None, None)."""
+    for pattern, protocol, gdr in _OFI_PLATFORM:
+        if re.match(pattern, instance_type):
+            return protocol, gdr
+    return None, None
+
+
 def _mem_min(gb):
     return int(gb * 10 ** 9 / float(1 << 20) * 0.95) if gb else None
 
@@ -106,6 +131,9 @@ def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pat
     sources["busbw_floor"] = floor_source
     if price is not None:
         sources["price_per_hour_usd"] = SRC_PRICE
+    ofi_protocol, gdr_required = _ofi_platform(instance_type)
+    sources.setdefault("ofi_protocol", SRC_OFI_PLATFORM)
+    sources.setdefault("gdr_required", SRC_OFI_PLATFORM)
     notes = list(notes or [])
     if price is None:
         notes.append(NOTE_P_PRICE if family.startswith("p") else
@@ -129,6 +157,8 @@ def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pat
         "max_message_bytes": 16 * GIB if rdma_capable else 2 * GIB,
         "gpu_resource": "nvidia.com/gpu",
         "efa_resource": "vpc.amazonaws.com/efa",
+        "ofi_protocol": ofi_protocol,
+        "gdr_required": gdr_required,
         "expected_busbw_2node": {"1GiB": expected_1g, "16GiB": expected_16g},
         "busbw_floor": {
             "nodes": 2, "size": "1GiB", "size_bytes": GIB, "floor_gbps": floor, "tolerance": 0.0,

@@ -204,6 +204,41 @@ options:
                 ("not measurable on one GPU") instead of failing the fabric.
             type: bool
             default: false
+          transport:
+            description:
+              - The transport proof for aws-ofi-nccl (EFA), beyond "not Socket"; each key that is set gives
+                one check (C(docs/verdicts.md)). M(rlstack.validation.nccl_log_info) facts C(ofi_provider),
+                C(ofi_fabric), C(ofi_nics_by_host), C(ofi_protocol) and C(gdrdma) are compared.
+              - The C(nccl_mpijob) filter fills it from the instance profile when the network is V(efa).
+            type: dict
+            suboptions:
+              instance_type:
+                description: Named in the messages.
+                type: str
+              provider:
+                description: Libfabric provider aws-ofi-nccl must select (check C(<name>_ofi_provider)).
+                type: str
+              fabric:
+                description:
+                  - Allowed libfabric fabrics, for example V(efa-direct) (check C(<name>_ofi_fabric)).
+                  - Only aws-ofi-nccl 1.14 and later print it; an older log gives an informational check.
+                type: list
+                elements: str
+              nics:
+                description:
+                  - EFA NICs the plugin must find on every host (C(found N nics)); one check
+                    C(<name>_efa_nics) per host, so 31 of 32 names the host.
+                type: int
+              protocol:
+                description:
+                  - Transport protocol aws-ofi-nccl must use, V(RDMA) or V(SENDRECV) (check
+                    C(<name>_ofi_protocol)); a log that does not print it gives an informational check.
+                type: str
+              gdrdma:
+                description:
+                  - Every NET channel must use GPUDirect RDMA (C(via NET/.../GDRDMA)), check C(<name>_gdrdma).
+                type: bool
+                default: false
   skip_reason:
     description:
       - When not empty the level is SKIPPED with this reason and no check is evaluated.
@@ -421,6 +456,17 @@ def argument_spec():
                         require_complete=dict(type="bool", default=True),
                         max_wrong=dict(type="int", default=0),
                         single_rank_ok=dict(type="bool", default=False),
+                        transport=dict(
+                            type="dict",
+                            options=dict(
+                                instance_type=dict(type="str"),
+                                provider=dict(type="str"),
+                                fabric=dict(type="list", elements="str"),
+                                nics=dict(type="int"),
+                                protocol=dict(type="str"),
+                                gdrdma=dict(type="bool", default=False),
+                            ),
+                        ),
                     ),
                 ),
             ),

@@ -24,11 +24,30 @@ def write(name, body):
     (OUT / name).write_text("\n".join(body) + "\n", encoding="utf-8")
 
 
+# The EFA run of the INFO lines is a p4d.24xlarge (4 EFA devices: "found 4 nics"); the simulated L3
+# nodes are p5.48xlarge with 32. The only edit of a real line: the NIC count in aws-ofi-nccl's
+# "Selected Provider is efa (found N nics)" line (logs/SOURCES.md lists it as written).
+P4D_NICS = "(found 4 nics)"
+SECOND_HOST = "compute-gpu-st-distributed-ml-2"
+
+
+def p5_nics(lines_in, missing_on=None):
+    """The lines with 32 NICs found (31 on the host missing_on: one EFA device down)."""
+    out = []
+    for line in lines_in:
+        if P4D_NICS in line:
+            line = line.replace(P4D_NICS, "(found 31 nics)" if missing_on and missing_on in line else "(found 32 nics)")
+        out.append(line)
+    return out
+
+
 def main():
     OUT.mkdir(exist_ok=True)
     p5_table = lines("allreduce-p5-eks-mpijob-launcher-excerpt.log")
-    efa_info = info_lines("scatter-p4d-2node-efa-srun-label-debuginfo.log")
+    p4d_info = info_lines("scatter-p4d-2node-efa-srun-label-debuginfo.log")
+    efa_info = p5_nics(p4d_info)
     write("l3-efa-healthy.log", efa_info + p5_table)
+    write("l3-efa-nic-missing.log", p5_nics(p4d_info, missing_on=SECOND_HOST) + p5_table)
 
     socket_info = info_lines("ofi-plugin-init-failed-socket-fallback-p4d.log")
     slow_table = [l for l in lines("allreduce-gh200-alps-2node-no-cxi-hook-slow.log") if not l.lstrip().startswith("$")]

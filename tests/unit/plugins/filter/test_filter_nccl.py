@@ -37,5 +37,7 @@ def test_nccl_mpijob_filter(convert):
     assert job["mpijob"]["name"] == "rlsv-run1-phase0-nccl"
     assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"]) == (False, "1G")
     assert job["expect"] == {"network": ["efa"], "nranks": 2, "min_busbw": [{"size": 1073741824, "floor": 1.0}], "tolerance": 0.05,
-                             "require_complete": True}
+                             "require_complete": True,
+                             "transport": {"instance_type": "g6.8xlarge", "provider": "efa", "nics": 1, "protocol": None,
+                                           "gdrdma": False}}
     assert job["instance_type"].__class__ is str

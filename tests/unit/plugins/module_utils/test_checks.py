@@ -939,7 +939,10 @@ def test_nccl_mpijob_p5():
                              "node_selector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}, "image": IMAGE, "rdma": True,
                              "min_bytes": "8", "max_bytes": "16G"}
     assert job["expect"] == {"network": ["efa"], "nranks": 16, "min_busbw": [{"size": 1073741824, "floor": 100.0}],
-                             "tolerance": 0.0, "require_complete": True}
+                             "tolerance": 0.0, "require_complete": True,
+                             # aws-ofi-nccl must find every EFA NIC, use RDMA and GPUDirect RDMA on p5
+                             "transport": {"instance_type": "p5.48xlarge", "provider": "efa", "nics": 32,
+                                           "protocol": "RDMA", "gdrdma": True}}
 
 
 def test_nccl_mpijob_g6():
@@ -947,7 +950,10 @@ def test_nccl_mpijob_g6():
     assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"], job["mpijob"]["gpus_per_worker"]) == (False, "1G", 1)
     assert (job["mpijob"]["efa_per_worker"], job["mpijob"]["workers"]) == (1, 2)
     assert job["expect"] == {"network": ["efa"], "nranks": 2, "min_busbw": [{"size": 1073741824, "floor": 1.0}],
-                             "tolerance": 0.1, "require_complete": True}
+                             "tolerance": 0.1, "require_complete": True,
+                             # g6 is not in aws-ofi-nccl's platform table: no protocol, no GPUDirect RDMA
+                             "transport": {"instance_type": "g6.8xlarge", "provider": "efa", "nics": 1,
+                                           "protocol": None, "gdrdma": False}}
 
 
 def test_nccl_mpijob_explicit_floors_and_network_win():

@@ -108,6 +108,27 @@ EXPECTED = {
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
         sigs={"nccl_warn": 4}),
+    "ib-async-fatal-qp-timestamped-warn-h100-k8s.log": dict(
+        # NCCL 2.26+ WARN lines: "[%F %T] " before host:pid:tid, behind the kubelet's own timestamp
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_warn": 3, "ib_fatal": 2}),
+    "ib-async-fatal-qp-alltoall-h100-2node.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_warn": 1, "ib_fatal": 1}),
+    "ofi-couldnt-open-av-horovod-ompi-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_warn": 1, "ofi_av_error": 1}),
+    "ofi-couldnt-open-av-nccl-message-transfer.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"ofi_av_error": 2}),
+    "ofi-p5en-h200-16nics-selected-provider-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network="efa", version=None, nranks=None, nnodes=None,
+        sigs={}),
     "efa-cm-req-handle-error-unresponsive-receiver-torch.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network="ofi", version="2.27.3", nranks=None, nnodes=None,
@@ -233,7 +254,7 @@ def test_fixture_signature_entries(name, path, expected):
     lines = fixture_bytes(path).decode("utf-8", "replace").split("\n")
     by_id = {}
     for entry in result["signatures"]:
-        assert set(entry) == {"id", "line_no", "line", "hint"}
+        assert set(entry) == {"id", "line_no", "line", "hint", "time", "source"}
         assert entry["hint"] == _nccl_catalog.HINTS[entry["id"]]
         # the entry points at the line it quotes
         assert entry["line"] and entry["line"][:60] in lines[entry["line_no"] - 1].replace("\r", " ")
@@ -634,6 +655,12 @@ EXAMPLES = {
     "ib_fatal": "h:1:2 [0] NCCL WARN NET/IB : Got async event : local catastrophic error",
     "cuda_device_busy": "Cuda failure 'all CUDA-capable devices are busy or unavailable'",
     "reg_mr_error": "h:1:2 [5] register_mr_buffers:465 NCCL WARN NET/OFI Unable to register memory (type = 1). RC: -22",
+    "ofi_av_error": "h:1:2 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid "
+                    "argument",
+    # no public log shows it: the text of aws-ofi-nccl src/nccl_ofi_net.cpp:651 (v1.21.x), NCCL_OFI_WARN's
+    # "NET/OFI " prefix, NCCL's "host:pid:tid [dev] func:line NCCL WARN " frame
+    "ofi_libfabric_too_old": "h:1:2 [0] int nccl_net_ofi_query_provider_capabilities(const fi_info*, unsigned int):651 "
+                             "NCCL WARN NET/OFI EFA provider requires at least libfabric version 1.22.0.",
 }
 
 
@@ -641,7 +668,8 @@ def test_catalog_ids_are_exactly_the_documented_ones():
     assert _nccl_catalog.SIGNATURE_IDS == (
         "segfault", "process_aborted", "efa_cm_error", "nccl_warn", "unhandled_system_error",
         "unhandled_cuda_error", "internal_error", "test_failure", "wrong_results", "watchdog_timeout",
-        "mpi_abnormal_exit", "ofi_init_failed", "ib_fatal", "cuda_device_busy", "reg_mr_error", "socket_fallback")
+        "mpi_abnormal_exit", "ofi_init_failed", "ofi_av_error", "ofi_libfabric_too_old", "ib_fatal",
+        "cuda_device_busy", "reg_mr_error", "socket_fallback")
     for entry in _nccl_catalog.CATALOG:
         assert entry["meaning"] and entry["hint"] and entry["hint"] == _nccl_catalog.HINTS[entry["id"]]
         for pattern in entry["patterns"]:
@@ -724,3 +752,91 @@ def test_module_utils_use_only_the_standard_library_and_python38_syntax(name):
                 "ansible_collections.rlstack.validation.plugins.module_utils._nccl_catalog")
         assert not isinstance(node, ast.Assert)
     assert "from __future__ import annotations" in source
+
+
+# ------------------------------------------------------------------------------ current NCCL / aws-ofi-nccl lines
+
+
+def test_warn_time_and_source_of_current_nccl():
+    # NCCL 2.26+ (src/debug.cc, NCCL_DEBUG_TIMESTAMP_LEVELS defaults to WARN): "[%F %T] host:pid:tid [dev] file:line"
+    entries = parsed(NCCL / "ib-async-fatal-qp-timestamped-warn-h100-k8s.log")["signatures"]
+    fatal = [e for e in entries if e["id"] == "ib_fatal"]
+    assert [(e["line_no"], e["time"], e["source"]) for e in fatal] == [
+        (2, "2025-11-09 07:39:30", "transport/net_ib.cc:180"), (3, "2025-11-09 07:39:30", "transport/net_ib.cc:2451")]
+    assert parsed(NCCL / "ib-async-fatal-qp-timestamped-warn-h100-k8s.log")["hosts"] == ["h100-28"]
+    # aws-ofi-nccl's WARNs name the function (__PRETTY_FUNCTION__) before the line
+    ofi = parsed(NCCL / "ofi-plugin-init-failed-socket-fallback-p4d.log")["signatures"][0]
+    assert ofi["time"] == "2026-01-02 10:24:27"
+    assert ofi["source"] == "int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):208"
+    # an older WARN line has no time
+    old = parsed(NCCL / "ib-async-fatal-qp-alltoall-h100-2node.log")["signatures"]
+    assert [(e["id"], e["time"], e["source"]) for e in old] == [
+        ("nccl_warn", None, "transport/net_ib.cc:154"), ("ib_fatal", None, "transport/net_ib.cc:154")]
+
+
+def test_warn_source_with_function_of_nccl_2_30_7():
+    # no public log yet: NCCL v2.30.7-1 src/debug.cc formats WARN lines "[%d] %s:%d (%s) NCCL WARN %s"
+    line = "[2026-07-01 10:00:00] h1:10:20 [3] %s:%d (%s) NCCL WARN %s\n" % (
+        "transport/net_ib/common.cc", 140, "ncclIbAsyncThreadMain",
+        "NET/IB : mlx5_0:1 async fatal event on QP (0x1) qpn=7 handle=1 send_cq=2 recv_cq=3 state=6 sq_psn=0 : "
+        "local access violation work queue error")
+    entry = [e for e in parse(line)["signatures"] if e["id"] == "ib_fatal"][0]
+    assert entry["time"] == "2026-07-01 10:00:00"
+    assert entry["source"] == "transport/net_ib/common.cc:140 (ncclIbAsyncThreadMain)"
+
+
+def test_ofi_transport_facts_of_real_logs():
+    g6e = parsed(NCCL / "efa-g6e-l40s-4pod-deepspeed-nccl-info.log")        # aws-ofi-nccl 1.16.2
+    assert (g6e["ofi_provider"], g6e["ofi_fabric"], g6e["ofi_nics"]) == ("efa", "efa", 4)
+    assert g6e["ofi_nics_by_host"] == {"llama-3-8b-node-0-0": 4}
+    assert (g6e["ofi_protocol"], g6e["ofi_protocol_source"]) == ("SENDRECV", None)
+    assert g6e["gdrdma"] is False and g6e["hosts_without_gdrdma"] == ["llama-3-8b-node-0-0"]
+    p5en = parsed(NCCL / "ofi-p5en-h200-16nics-selected-provider-excerpt.log")  # older "Selected Provider is"
+    assert (p5en["ofi_provider"], p5en["ofi_fabric"], p5en["ofi_nics_by_host"]) == ("efa", None, {"8h200-3": 16})
+    assert p5en["network"] == "efa" and p5en["network_raw"] == "Libfabric"
+    fallback = parsed(NCCL / "ofi-plugin-init-failed-socket-fallback-p4d.log")
+    assert (fallback["ofi_protocol"], fallback["ofi_protocol_source"]) == ("SENDRECV", "platform")
+    assert fallback["ofi_provider"] is None and fallback["gdrdma"] is None
+    p4d = parsed(NCCL / "scatter-p4d-2node-efa-srun-label-debuginfo.log")  # "via NET/AWS Libfabric/1(2)/GDRDMA"
+    assert p4d["gdrdma"] is True and p4d["hosts_without_gdrdma"] == []
+
+
+def test_sim_launcher_log_with_one_efa_nic_missing():
+    healthy = _nccl.parse_file(str(PLUGINS.parent / "sim" / "replay" / "logs" / "l3-efa-healthy.log"))
+    missing = _nccl.parse_file(str(PLUGINS.parent / "sim" / "replay" / "logs" / "l3-efa-nic-missing.log"))
+    assert healthy["ofi_nics_by_host"] == {"compute-gpu-st-distributed-ml-1": 32, "compute-gpu-st-distributed-ml-2": 32}
+    assert missing["ofi_nics_by_host"] == {"compute-gpu-st-distributed-ml-1": 32, "compute-gpu-st-distributed-ml-2": 31}
+    assert missing["ofi_nics"] == 31 and missing["gdrdma"] is True
+    assert missing["tables"] == healthy["tables"]
+
+
+def test_ofi_lines_of_aws_ofi_nccl_1_14_and_later():
+    # no public log shows these forms; the lines are aws-ofi-nccl's format strings (src/nccl_ofi_net.cpp
+    # v1.14.0..v1.21.x: "Selected provider is %s, fabric is %s (found %d nics)", "Using transport protocol %s
+    # (platform set)"; src/nccl_ofi_rdma.cpp: "No eligible providers were found") in NCCL's INFO frame
+    log = "".join("h%d:1:2 [0] NCCL INFO NET/OFI %s\n" % (host, msg) for host, msg in (
+        (1, "Selected provider is efa, fabric is efa-direct (found 16 nics)"),
+        (1, "Using transport protocol RDMA (platform set)"),
+        (2, "No eligible providers were found"),
+        (2, "Selected provider is efa, fabric is efa-direct (found 15 nics)"),
+    ))
+    result = parse(log + "h1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/Libfabric/0/GDRDMA\n"
+                   "h2:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [send] via NET/Libfabric/0\n")
+    assert (result["ofi_provider"], result["ofi_fabric"], result["ofi_nics"]) == ("efa", "efa-direct", 15)
+    assert result["ofi_nics_by_host"] == {"h1": 16, "h2": 15}
+    assert (result["ofi_protocol"], result["ofi_protocol_source"]) == ("RDMA", "platform")
+    assert result["ofi_no_eligible_providers"] == 1
+    assert result["signature_ids"] == []           # an INFO line, not a failure by itself (the plugin tries SENDRECV next)
+    assert result["gdrdma"] is False and result["hosts_without_gdrdma"] == ["h2"]
+
+
+@pytest.mark.parametrize("raw,provider,network", [
+    ("Socket", None, "socket"), ("IB", None, "ib"), ("IBext_v8", None, "ib"), ("IBext", None, "ib"),
+    ("AWS Libfabric", "efa", "efa"), ("Libfabric", "cxi", "ofi:cxi"), ("Libfabric", None, "ofi"),
+    (None, "efa", "efa"), (None, "tcp", "ofi:tcp"), (None, None, None), ("efa", None, "efa"),
+    ("ofi:cxi", None, "ofi:cxi"), ("GPUDirectTCPX", None, "gpudirecttcpx"), ("ofi", None, "ofi"),
+])
+def test_normalize_network(raw, provider, network):
+    assert _nccl.normalize_network(raw, provider) == network
+    if network:
+        assert _nccl.normalize_network(network) == network        # stable: applied twice, same word

@@ -20,6 +20,7 @@ KEYS = {
     "instance_type", "family", "gpu_count", "gpu_model", "gpu_name", "gpu_name_pattern", "gpu_memory_gb",
     "gpu_memory_mib", "gpu_memory_mib_min", "efa_devices", "network_gbps", "nvlink_per_gpu", "nvlink_generation",
     "rdma_capable", "fi_efa_use_device_rdma", "max_message_bytes", "gpu_resource", "efa_resource",
+    "ofi_protocol", "gdr_required",
     "expected_busbw_2node", "busbw_floor", "price_per_hour_usd", "sources", "notes",
 }
 
@@ -88,3 +89,16 @@ def test_unknown_type_names_the_known_types():
     with pytest.raises(p.ProfileNotFound) as exc:
         p.get_profile("m5.large")
     assert "m5.large" in str(exc.value) and "p5.48xlarge" in str(exc.value)
+
+
+def test_aws_ofi_nccl_platform_facts():
+    # aws-ofi-nccl src/platform-aws.cpp (v1.21.x): default_protocol and gdr_required per type
+    assert (p.get_profile("p5.48xlarge")["ofi_protocol"], p.get_profile("p5.48xlarge")["gdr_required"]) == ("RDMA", True)
+    assert p.get_profile("p5en.48xlarge")["ofi_protocol"] == "RDMA"
+    assert p.get_profile("p6-b200.48xlarge")["ofi_protocol"] == "RDMA"
+    assert (p.get_profile("p4d.24xlarge")["ofi_protocol"], p.get_profile("p4d.24xlarge")["gdr_required"]) == (
+        "SENDRECV", True)
+    assert (p.get_profile("g5.48xlarge")["ofi_protocol"], p.get_profile("g5.48xlarge")["gdr_required"]) == (
+        "SENDRECV", False)
+    assert p.get_profile("g6.8xlarge")["ofi_protocol"] is None      # not in the plugin's table
+    assert "platform-aws.cpp" in p.get_profile("p5.48xlarge")["sources"]["ofi_protocol"]
