@@ -1179,3 +1179,79 @@ def test_nccl_checks_log_without_results_table():
     assert not checks["nccl_complete"]["passed"]
     assert "no nccl-tests results table" in checks["nccl_complete"]["message"]
     assert "nccl_complete" not in nccl_checks(facts(tables=[], complete=None), require_complete=False)
+
+
+# ------------------------------------------------------------------------------------- transport proof
+
+FIXTURES_NCCL = REPO / "tests" / "unit" / "fixtures" / "nccl"
+
+
+def parsed_log(path):
+    from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+    return _nccl.parse_file(str(path))
+
+
+def l3_checks(log, nodes=P5_NODES):
+    job = checks.nccl_mpijob(nodes, "l3", IMAGE, None, None, 0.0)
+    return judged({"name": "nccl_tests", "node": "", "facts": parsed_log(log), "expect": job["expect"]})
+
+
+def test_transport_proof_passes_on_the_healthy_p5_log():
+    entries = l3_checks(LOGS / "l3-efa-healthy.log")
+    by_name = {}
+    for entry in entries:
+        by_name.setdefault(entry["name"], []).append(entry)
+    assert all(e["passed"] for e in entries), [e["message"] for e in entries if not e["passed"]]
+    assert [e["node"] for e in by_name["nccl_tests_efa_nics"]] == ["compute-gpu-st-distributed-ml-1",
+                                                                  "compute-gpu-st-distributed-ml-2"]
+    assert by_name["nccl_tests_ofi_provider"][0]["actual"] == "efa"
+    assert by_name["nccl_tests_gdrdma"][0]["actual"] is True
+    # aws-ofi-nccl 1.7.3 does not print the protocol: recorded, not judged
+    assert "does not say" in by_name["nccl_tests_ofi_protocol"][0]["message"]
+
+
+def test_a_host_with_31_of_32_nics_fails_with_that_message():
+    entries = l3_checks(LOGS / "l3-efa-nic-missing.log")
+    failed = [e for e in entries if not e["passed"]]
+    assert [(e["name"], e["node"]) for e in failed] == [("nccl_tests_efa_nics", "compute-gpu-st-distributed-ml-2")]
+    assert failed[0]["message"] == (
+        "nccl_tests_efa_nics: aws-ofi-nccl on compute-gpu-st-distributed-ml-2 found 31 of the 32 EFA NICs of "
+        "p5.48xlarge (expected >= 32, saw 31)")
+    assert "fewer EFA NICs" in failed[0]["hint"]
+    result = _verdict.build_level_result("l3_multi_gpu", checks=checks.nccl_checks(
+        {"name": "nccl_tests", "facts": parsed_log(LOGS / "l3-efa-nic-missing.log"),
+         "expect": checks.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)["expect"]}))
+    assert result["status"] == "FAIL" and result["nodes"]["compute-gpu-st-distributed-ml-2"]["status"] == "FAIL"
+
+
+def test_socket_fallback_fails_the_provider_too():
+    entries = {e["name"]: e for e in l3_checks(FIXTURES_NCCL / "ofi-plugin-init-failed-socket-fallback-p4d.log")}
+    assert not entries["nccl_tests_network"]["passed"]
+    provider = entries["nccl_tests_ofi_provider"]
+    assert not provider["passed"] and provider["evidence_missing"]
+    assert "no 'NET/OFI Selected provider is ...' line" in provider["message"]
+    # aws-ofi-nccl printed its protocol before it failed: SENDRECV is not what p5 needs
+    assert not entries["nccl_tests_ofi_protocol"]["passed"]
+    assert "SENDRECV" in entries["nccl_tests_ofi_protocol"]["message"]
+
+
+def test_gdrdma_required_only_where_the_plugin_requires_it():
+    g6e = FIXTURES_NCCL / "efa-g6e-l40s-4pod-deepspeed-nccl-info.log"     # no /GDRDMA on its channels
+    g6e_nodes = [{"node": "n%d" % i, "instance_type": "g6e.48xlarge", "gpus": 1, "efa": 4} for i in range(4)]
+    entries = {e["name"]: e for e in l3_checks(g6e, g6e_nodes)}
+    assert "nccl_tests_gdrdma" not in entries and "nccl_tests_ofi_protocol" not in entries
+    assert entries["nccl_tests_efa_nics"]["passed"] and entries["nccl_tests_ofi_provider"]["passed"]
+    p5 = {e["name"]: e for e in l3_checks(g6e)}
+    assert not p5["nccl_tests_gdrdma"]["passed"]
+    assert "llama-3-8b-node-0-0" in p5["nccl_tests_gdrdma"]["message"]
+    assert not p5["nccl_tests_efa_nics"]["passed"]                   # 4 of 32
+
+
+def test_transport_fabric_and_missing_nic_line():
+    item = {"name": "nccl", "facts": facts(ofi_fabric="efa", ofi_nics=None, ofi_nics_by_host={}),
+            "expect": {"transport": {"fabric": ["efa-direct"], "nics": 16}}}
+    entries = {e["name"]: e for e in judged(item)}
+    assert not entries["nccl_ofi_fabric"]["passed"]
+    assert entries["nccl_efa_nics"]["evidence_missing"]
+    old = {e["name"]: e for e in judged({"facts": facts(), "expect": {"transport": {"fabric": "efa-direct"}}})}
+    assert old["nccl_ofi_fabric"]["passed"] and "1.14+" in old["nccl_ofi_fabric"]["message"]

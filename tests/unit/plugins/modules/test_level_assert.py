@@ -83,3 +83,20 @@ def test_unknown_op_is_rejected_by_the_argspec(capsys):
     rc, out = run_module(capsys, {"id": "l0", "checks": [{"name": "x", "op": "approx", "actual": 1}]})
     assert rc == 1
     assert "approx" in out["msg"]
+
+
+def test_nccl_transport_expectation_through_the_argument_spec(capsys):
+    facts = {"network": "efa", "ofi_provider": "efa", "ofi_nics_by_host": {"w0": 32, "w1": 31}, "gdrdma": True,
+             "nranks": 16, "complete": True, "wrong_total": 0, "signatures": [],
+             "tables": [{"test": "all_reduce", "rows": [{"size": 1 << 30, "out_of_place": {"busbw": 300.0}}]}]}
+    rc, out = run_module(capsys, {
+        "id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU", "report_only": True,
+        "nccl": [{"name": "nccl_tests", "facts": facts,
+                  "expect": {"network": ["efa"], "transport": {"instance_type": "p5.48xlarge", "provider": "efa",
+                                                              "nics": "32", "protocol": "RDMA", "gdrdma": "yes"}}}],
+    })
+    assert rc == 0, out
+    assert out["result"]["status"] == "FAIL"
+    assert out["failed_checks"] == [
+        "- w1: nccl_tests_efa_nics: aws-ofi-nccl on w1 found 31 of the 32 EFA NICs of p5.48xlarge (expected >= 32, "
+        "saw 31) — " + [c for c in out["result"]["checks"] if c["node"] == "w1"][0]["hint"]]
