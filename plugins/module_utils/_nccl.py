@@ -30,6 +30,13 @@ import os
 import re
 import stat
 
+from ansible_collections.rlstack.validation.plugins.module_utils._nccl_json import (
+    JSON_MARKER,
+    NcclTestsJsonError,
+    compare_with_text,
+    load as load_tests_json,
+    tables_from_json,
+)
 from ansible_collections.rlstack.validation.plugins.module_utils._nccl_catalog import (
     CATALOG,
     HINTS,
@@ -145,6 +152,8 @@ _LEAD_NAMES = {
     "redop": "redop", "op": "redop",
     "root": "root",
 }
+_TIME_NAMES = ("time", "cputime")
+_DATE_RX = re.compile(r"\d{4}-\d\d-\d\d\Z")
 _COUNT_NAMES = ("wrong", "errors")
 _ERROR_NAMES = ("error", "res", "maxerr")
 _WORD_RX = re.compile(r"[A-Za-z_][\w.\-]*\Z")
@@ -199,16 +208,20 @@ def looks_binary(head):
 class _Header(object):
     """Column layout of one nccl-tests results table."""
 
-    __slots__ = ("lead", "groups", "width", "time_scale")
+    __slots__ = ("lead", "groups", "trailing", "width", "time_scale")
 
-    def __init__(self, lead, groups, time_scale):
+    def __init__(self, lead, groups, time_scale, trailing=0):
         self.lead = lead            # names of the leading columns (size, count, type, redop, root, ...)
-        self.groups = groups        # per measurement group: "count" | "error" | None (kind of 4th column)
-        self.width = len(lead) + sum(3 if kind is None else 4 for kind in groups)
+        # per measurement group: (kind of the 4th column: "count" | "error" | None, number of -I
+        # per-iteration columns i_min i_max i_p99 i_cv% after it)
+        self.groups = groups
+        self.trailing = trailing    # tokens after the last group: 2 for the -S timestamp (date, time)
+        self.width = len(lead) + sum(3 + (kind is not None) + extra for kind, extra in groups) + trailing
         self.time_scale = time_scale
 
     def same_as(self, other):
-        return other is not None and self.lead == other.lead and self.groups == other.groups
+        return (other is not None and self.lead == other.lead and self.groups == other.groups
+                and self.trailing == other.trailing)
 
 
 def _parse_header(tokens):
@@ -223,37 +236,49 @@ def _parse_header(tokens):
         return None
     names = [tokens[start].rsplit("#", 1)[-1].lower()]
     names.extend(token.lstrip("#").lower() for token in tokens[start + 1:])
-    if "time" not in names:
+    times = [i for i, name in enumerate(names) if name in _TIME_NAMES]
+    if not times:
         return None
-    first_time = names.index("time")
+    first_time = times[0]
     lead = []
     for name in names[:first_time]:
         lead.append(_LEAD_NAMES.get(name, name))
     if len(lead) < 3 or lead[0] != "size" or lead[1] != "count" or "type" not in lead:
         return None
+    # Columns are found by name, so -C (cputime), -I (i_min i_max i_p99 i_cv% per side) and -S (a
+    # trailing timestamp) tables parse like plain ones (nccl-tests src/util.cu writeResultHeader).
     groups = []
+    trailing = 0
     rest = names[first_time:]
     while rest:
-        if len(rest) < 3 or rest[0] != "time" or rest[1] != "algbw" or rest[2] != "busbw":
+        if rest == ["timestamp"]:
+            trailing = 2
+            break
+        if len(rest) < 3 or rest[0] not in _TIME_NAMES or rest[1] != "algbw" or rest[2] != "busbw":
             return None
-        if len(rest) >= 4 and rest[3] != "time":
+        index = 3
+        kind = None
+        if len(rest) > 3 and rest[3] not in _TIME_NAMES and rest[3] != "timestamp" and not rest[3].startswith("i_"):
             fourth = rest[3]
             if fourth in _COUNT_NAMES:
-                groups.append("count")
+                kind = "count"
             elif fourth in _ERROR_NAMES:
-                groups.append("error")
+                kind = "error"
             else:
                 return None
-            rest = rest[4:]
-        else:
-            groups.append(None)
-            rest = rest[3:]
+            index = 4
+        extra = 0
+        while index < len(rest) and rest[index].startswith("i_"):
+            extra += 1
+            index += 1
+        groups.append((kind, extra))
+        rest = rest[index:]
         if len(groups) > 2:
             return None
     # NCCL 1 era tables ("bytes N type op") printed milliseconds; nccl-tests 2.x prints
     # microseconds and says so in the units line below the header.
     scale = 1000.0 if names[0] == "bytes" else 1.0
-    return _Header(tuple(lead), tuple(groups), scale), start
+    return _Header(tuple(lead), tuple(groups), scale, trailing), start
 
 
 def _parse_row(tokens, header):
@@ -264,6 +289,10 @@ def _parse_row(tokens, header):
     if len(tokens) > width and _is_number(tokens[-width - 1]):
         return None          # more numeric columns than the header has: not one of its rows
     cells = tokens[-width:]
+    if header.trailing:
+        if not _DATE_RX.match(cells[-2]):
+            return None
+        cells = cells[:-header.trailing]
     row = {"size": None, "count": None, "type": None, "redop": None, "root": None}
     index = 0
     for name in header.lead:
@@ -285,7 +314,7 @@ def _parse_row(tokens, header):
                 return None
             row[name] = cell
     sides = []
-    for kind in header.groups:
+    for kind, extra in header.groups:
         try:
             time_value = _number(cells[index])
             algbw = _number(cells[index + 1])
@@ -316,6 +345,12 @@ def _parse_row(tokens, header):
                     side["error"] = _number(cell)
                 except ValueError:
                     return None
+        for cell in cells[index:index + extra]:
+            try:
+                _number(cell)               # -I per-iteration statistics: checked, not kept
+            except ValueError:
+                return None
+        index += extra
         sides.append(side)
     row["out_of_place"] = sides[0]
     row["in_place"] = sides[1] if len(sides) > 1 else None
@@ -382,6 +417,10 @@ class NcclLogParser(object):
         # signatures
         self._sig_entries = {}
         self._sig_counts = {}
+        # nccl-tests JSON printed by the launcher (the last complete document wins)
+        self._json_table = None
+        self._json_facts = None
+        self._json_error = None
 
     # ------------------------------------------------------------------ block handling
     def feed(self, data):
@@ -455,6 +494,10 @@ class NcclLogParser(object):
         text = raw.decode("utf-8", "replace")
         if "\r" in text:
             text = text.rstrip("\r").replace("\r", " ")     # CRLF logs, progress bars
+        at = text.find(JSON_MARKER)
+        if at >= 0:
+            self._tests_json(text[at + len(JSON_MARKER):], line_no)
+            return
         at = text.find("NCCL INFO ")
         if at >= 0:
             while at >= 0:                  # more than once: two writers merged into one line
@@ -490,6 +533,19 @@ class NcclLogParser(object):
         if self._facts(text):
             return
         self._signatures(text, line_no)
+
+    def _tests_json(self, text, line_no):
+        """The nccl-tests JSON document the MPIJob launcher printed after JSON_MARKER."""
+        try:
+            doc = load_tests_json(text)
+        except NcclTestsJsonError as exc:
+            self._json_error = "line %d: %s" % (line_no, exc)
+            return
+        self._json_table, self._json_facts = tables_from_json(doc, line_no)
+        self._json_error = None
+        for device in self._json_facts["devices"]:
+            if device["hostname"] and len(self._hosts) < MAX_HOSTS:
+                self._hosts.add(device["hostname"])
 
     # ------------------------------------------------------------------ facts
     def _host(self, text):
@@ -869,13 +925,26 @@ class NcclLogParser(object):
 
     # ------------------------------------------------------------------ result
     def result(self):
-        tables = self._tables
-        for table in tables:
+        text_tables = self._tables
+        for table in text_tables:
             if table["test"] is None:
                 inferred = _infer_test(table, self._nranks())
                 if inferred is not None:
                     table["test"] = inferred
                     table["test_inferred"] = True
+        tables = text_tables
+        json_mismatch = None
+        if self._json_table is not None:
+            # the JSON has the exact numbers of the same run: it wins; the text table (same run, printed
+            # by the same nccl-tests call) must agree with it within its printing precision
+            text_last = None
+            for table in reversed(text_tables):
+                if table["rows"]:
+                    text_last = table
+                    break
+            if text_last is not None:
+                json_mismatch = compare_with_text(self._json_table, text_last)
+            tables = [self._json_table]
         last = tables[-1] if tables else None
         largest_size = None
         busbw_largest = None
@@ -885,8 +954,17 @@ class NcclLogParser(object):
                 if best is None or row["size"] >= best["size"]:
                     best = row
             largest_size = best["size"]
-            busbw_largest = best["out_of_place"]["busbw"]
+            side = best["out_of_place"] or best["in_place"] or {}
+            busbw_largest = side.get("busbw")
+        peak = self._peak
         wrong_total = self._omitted_wrong
+        if self._json_table is not None:
+            peak = None
+            wrong_total = None
+            for row in self._json_table["rows"]:
+                for side in (row["out_of_place"], row["in_place"]):
+                    if side is not None and side["busbw"] is not None and (peak is None or side["busbw"] > peak):
+                        peak = side["busbw"]
         for table in tables:
             wrong = _table_wrong(table)
             if wrong is not None:
@@ -904,7 +982,11 @@ class NcclLogParser(object):
         result = {
             "tables": tables,
             "tables_omitted": self._tables_omitted,
-            "peak_busbw": self._peak,
+            "results_source": ("json" if self._json_table is not None else "text") if tables else None,
+            "nccl_tests_json": self._json_facts,
+            "nccl_tests_json_error": self._json_error,
+            "json_text_mismatch": json_mismatch,
+            "peak_busbw": peak,
             "busbw_at_largest_size": busbw_largest,
             "largest_size": largest_size,
             "avg_busbw_reported": last["avg_busbw"] if last is not None else None,
@@ -921,7 +1003,8 @@ class NcclLogParser(object):
             "ofi_no_eligible_providers": self._no_providers,
             "gdrdma": self._gdr,
             "hosts_without_gdrdma": sorted(self._hosts_without_gdr),
-            "nccl_version": self._version or self._library_version,
+            "nccl_version": self._version or self._library_version or (
+                self._json_facts["nccl_version"] if self._json_facts else None),
             "nccl_tests_version": self._tests_version,
             "nranks": self._nranks(),
             "nnodes": self._nnodes(),

@@ -739,17 +739,18 @@ def test_check_content():
 # ------------------------------------------------------------------------------ hygiene
 
 
-@pytest.mark.parametrize("name", ["_nccl.py", "_nccl_catalog.py"])
+@pytest.mark.parametrize("name", ["_nccl.py", "_nccl_catalog.py", "_nccl_json.py"])
 def test_module_utils_use_only_the_standard_library_and_python38_syntax(name):
     source = (PLUGINS / "module_utils" / name).read_text()
     tree = ast.parse(source, feature_version=(3, 8))
-    allowed_stdlib = {"__future__", "math", "os", "re", "stat"}
+    allowed_stdlib = {"__future__", "json", "math", "os", "re", "stat"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             assert {alias.name.split(".")[0] for alias in node.names} <= allowed_stdlib
         elif isinstance(node, ast.ImportFrom):
-            assert node.module in allowed_stdlib or node.module == (
-                "ansible_collections.rlstack.validation.plugins.module_utils._nccl_catalog")
+            assert node.module in allowed_stdlib or node.module in (
+                "ansible_collections.rlstack.validation.plugins.module_utils._nccl_catalog",
+                "ansible_collections.rlstack.validation.plugins.module_utils._nccl_json")
         assert not isinstance(node, ast.Assert)
     assert "from __future__ import annotations" in source
 

@@ -37,6 +37,9 @@ TOP_KEYS = {
     "tables", "tables_omitted", "peak_busbw", "busbw_at_largest_size", "largest_size", "avg_busbw_reported",
     "wrong_total", "complete", "network", "ofi_provider", "nccl_version", "nccl_tests_version", "nranks",
     "nnodes", "hosts", "signatures", "signature_counts", "signature_ids", "lines", "bytes", "summary",
+    "network_raw", "ofi_fabric", "ofi_nics", "ofi_nics_by_host", "ofi_protocol", "ofi_protocol_source",
+    "ofi_no_eligible_providers", "gdrdma", "hosts_without_gdrdma",
+    "results_source", "nccl_tests_json", "nccl_tests_json_error", "json_text_mismatch",
 }
 TABLE_KEYS = {"test", "test_inferred", "rows", "avg_busbw", "oob_values", "oob_status", "complete", "line_no",
               "rows_omitted"}
@@ -83,7 +86,7 @@ def check_shape(result, data):
         assert result[key] is None or (isinstance(result[key], int) and result[key] >= 0)
     per_id = {}
     for entry in result["signatures"]:
-        assert set(entry) == {"id", "line_no", "line", "hint"}
+        assert set(entry) == {"id", "line_no", "line", "hint", "time", "source"}
         assert entry["id"] in _nccl_catalog.SIGNATURE_IDS
         assert 1 <= entry["line_no"] <= result["lines"]
         assert len(entry["line"]) <= _nccl.MAX_LINE_CHARS

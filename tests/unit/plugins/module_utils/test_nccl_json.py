@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""nccl-tests JSON (-J) next to the text log of the same run, -I/-S tables, and the environment's redaction.
+
+The fixtures in tests/unit/fixtures/nccl/nccl-tests-writer/ are the output of nccl-tests' own printing code
+(src/util.cu of v2.19.6) for one run each: stdout (.log) and the -J file (.json); see SOURCES.md there. No
+public recorded JSON output of nccl-tests was found.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_json
+
+REPO = Path(__file__).resolve().parents[4]
+WRITER = REPO / "tests" / "unit" / "fixtures" / "nccl" / "nccl-tests-writer"
+RUNS = ("plain", "periter", "timestamps")
+SECRETS = ("fixture-not-a-real-secret", "AKIAFIXTURENOTAKEY00", "hf_fixture_not_a_token", "fixture-not-a-key",
+           "fixture-password")
+
+
+def files(run):
+    base = "allreduce-8gpu-nccl-tests-2.19.6-%s" % run
+    return (WRITER / (base + ".log")).read_bytes(), (WRITER / (base + ".json")).read_text()
+
+
+def launcher_log(run, tag="[1,0]<stdout>:"):
+    """What the MPIJob launcher prints: nccl-tests' stdout, then the JSON on one line after the marker
+    (roles/runner/templates/mpijob.yml.j2), every line tagged by Open MPI's --tag-output."""
+    text, doc = files(run)
+    lines = text.decode().splitlines() + ["# " + _nccl_json.JSON_MARKER + doc.replace("\n", "")]
+    return "".join(tag + line + "\n" for line in lines).encode()
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_json_and_text_of_the_same_run_agree(run):
+    text_only = _nccl.parse_bytes(files(run)[0])
+    both = _nccl.parse_bytes(launcher_log(run))
+    assert text_only["results_source"] == "text" and both["results_source"] == "json"
+    assert both["json_text_mismatch"] == []
+    json_rows, text_rows = both["tables"][0]["rows"], text_only["tables"][0]["rows"]
+    assert [r["size"] for r in json_rows] == [r["size"] for r in text_rows] and len(json_rows) == 31
+    for a, b in zip(json_rows, text_rows):
+        for side in ("out_of_place", "in_place"):
+            assert abs(a[side]["busbw"] - b[side]["busbw"]) <= 0.005
+            assert a[side]["wrong"] == b[side]["wrong"] == 0
+    for key in ("peak_busbw", "busbw_at_largest_size", "largest_size", "wrong_total", "complete"):
+        assert both[key] == text_only[key], key
+    assert both["tables"][0]["test"] == "all_reduce_perf"
+    assert both["avg_busbw_reported"] == pytest.approx(text_only["avg_busbw_reported"], abs=1e-4)
+    assert _nccl.busbw_at_size(both, 8 << 30) == _nccl.busbw_at_size(text_only, 8 << 30) == 338.82
+
+
+def test_per_iteration_and_timestamp_columns_are_found_by_name():
+    plain = _nccl.parse_bytes(files("plain")[0])["tables"][0]["rows"]
+    for run in ("periter", "timestamps"):
+        rows = _nccl.parse_bytes(files(run)[0])["tables"][0]["rows"]
+        assert rows == plain, run
+
+
+def test_json_facts_and_redacted_environment():
+    result = _nccl.parse_bytes(launcher_log("plain"))
+    facts = result["nccl_tests_json"]
+    assert facts["version"] == 3 and facts["nccl_version"] == "2.27.3"
+    assert facts["devices"] == [{"rank": 0, "hostname": "ztan-mig-235z", "device": 0,
+                                 "device_info": "NVIDIA H100 80GB HBM3"}]
+    assert facts["config"]["per_iter_timing"] is False and facts["config"]["ngpus"] == 8
+    assert facts["args"][:3] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8"]
+    env = dict(entry.split("=", 1) for entry in facts["env"])
+    assert env["NCCL_DEBUG"] == "INFO" and env["FI_PROVIDER"] == "efa"
+    for name in ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "HF_TOKEN", "WANDB_API_KEY"):
+        assert env[name] == "<redacted>", name
+    assert env["HTTPS_PROXY"] == "http://user:<redacted>@proxy.example:3128"
+    dumped = json.dumps(result)
+    for secret in SECRETS:
+        assert secret not in dumped, secret
+    assert "ztan-mig-235z" in result["hosts"]
+
+
+def test_a_json_cut_short_falls_back_to_the_text():
+    text, doc = files("plain")
+    cut = text + ("# " + _nccl_json.JSON_MARKER + doc[: len(doc) // 2] + "\n").encode()
+    result = _nccl.parse_bytes(cut)
+    assert result["results_source"] == "text" and result["nccl_tests_json"] is None
+    assert "not complete or not valid" in result["nccl_tests_json_error"]
+    assert result["tables"][0]["rows"][-1]["out_of_place"]["busbw"] == 338.82
+    for secret in SECRETS:
+        assert secret not in json.dumps(result)
+
+
+def test_load_tolerates_the_writers_inf_and_nan():
+    # src/util.cu jsonDouble: NaN is written as the string "nan", other doubles with %lf (so "inf")
+    doc = _nccl_json.load('{"results":[{"size":8,"count":2,"type":"float","redop":"sum","root":"    -1",'
+                          '"out_of_place":{"time":1.5,"alg_bw":inf,"bus_bw":"nan","nwrong":null},'
+                          '"in_place":null}]}')
+    table, facts = _nccl_json.tables_from_json(doc, 7)
+    row = table["rows"][0]
+    assert row["root"] == -1 and row["in_place"] is None
+    assert row["out_of_place"] == {"time_us": 1.5, "algbw": None, "busbw": None, "wrong": None, "error": None}
+    assert table["complete"] is False and facts["line_no"] == 7
+    with pytest.raises(_nccl_json.NcclTestsJsonError):
+        _nccl_json.load("not json")
+    with pytest.raises(_nccl_json.NcclTestsJsonError):
+        _nccl_json.load('{"version": 3}')
+
+
+def test_redaction_rules():
+    env, omitted = _nccl_json.redact_env(["GITHUB_TOKEN=x", "DB_PASSWORD=y", "MY_PRIVATE_KEY=z", "KEY=k",
+                                          "NCCL_SOCKET_IFNAME=eth0", "URL=https://a:b@host/x", "NOEQUALS"])
+    assert env == ["GITHUB_TOKEN=<redacted>", "DB_PASSWORD=<redacted>", "MY_PRIVATE_KEY=<redacted>",
+                   "KEY=<redacted>", "NCCL_SOCKET_IFNAME=eth0", "URL=https://a:<redacted>@host/x", "NOEQUALS"]
+    assert omitted == 0
+    assert _nccl_json.redact_env(["A=1"] * 300)[1] == 300 - _nccl_json.MAX_ENV
+    assert _nccl_json.redact_args(["--hf-token=abc", "-b", "8"]) == ["--hf-token=<redacted>", "-b", "8"]
+
+
+def test_the_mpijob_template_prints_the_json_after_the_marker():
+    template = (REPO / "roles" / "runner" / "templates" / "mpijob.yml.j2").read_text()
+    assert _nccl_json.JSON_MARKER.strip() in template and "output_file" in template
