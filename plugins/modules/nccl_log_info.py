@@ -249,6 +249,75 @@ ofi_provider:
   returned: always
   type: str
   sample: efa
+ofi_fabric:
+  description: Libfabric fabric from aws-ofi-nccl 1.14+ C(Selected provider is efa, fabric is efa-direct ...).
+  returned: always
+  type: str
+  sample: efa-direct
+ofi_nics:
+  description: Smallest C((found N nics)) count aws-ofi-nccl printed, V(null) when not printed.
+  returned: always
+  type: int
+  sample: 32
+ofi_nics_by_host:
+  description: Smallest C((found N nics)) count per host, so a node with a missing EFA device stands out.
+  returned: always
+  type: dict
+  sample: {p5-worker-0: 32, p5-worker-1: 31}
+ofi_protocol:
+  description: aws-ofi-nccl transport protocol from C(Using transport protocol ...) (V(RDMA), V(SENDRECV)).
+  returned: always
+  type: str
+  sample: RDMA
+ofi_protocol_source:
+  description: Who chose the protocol, V(platform) or V(user) (the parenthesis of that line), or V(null).
+  returned: always
+  type: str
+  sample: platform
+ofi_no_eligible_providers:
+  description: How often aws-ofi-nccl printed C(No eligible providers were found).
+  returned: always
+  type: int
+  sample: 0
+gdrdma:
+  description:
+    - V(true) when every C(Channel ... via NET/...) line uses GPUDirect RDMA (C(/GDRDMA)), V(false) when one
+      does not, V(null) without such lines.
+  returned: always
+  type: bool
+  sample: true
+hosts_without_gdrdma:
+  description: Hosts with a NET channel line without C(/GDRDMA).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+results_source:
+  description:
+    - V(json) when the log holds the nccl-tests JSON (C(-J)) the MPIJob launcher printed, whose tables then
+      replace the text tables; V(text) otherwise; V(null) without tables.
+  returned: always
+  type: str
+  sample: json
+nccl_tests_json:
+  description:
+    - Facts of the nccl-tests JSON (version, nccl_version, start_time, end_time, args, env, env_omitted,
+      config, devices, errors, line_no), V(null) without one. Credentials in C(env) and C(args) are
+      replaced by C(<redacted>) before they are returned.
+  returned: always
+  type: dict
+nccl_tests_json_error:
+  description: Why a JSON line of the log could not be used (cut short, not JSON), V(null) otherwise.
+  returned: always
+  type: str
+json_text_mismatch:
+  description:
+    - Sizes whose busbw differs between the JSON and the text table of the same run beyond the text's
+      printing precision; V([]) when they agree, V(null) when the log does not hold both.
+  returned: always
+  type: list
+  elements: int
+  sample: []
 nccl_version:
   description:
     - NCCL version (V(major.minor.patch)) from C(NCCL version ...), or from the C(nccl-library=) code of the
@@ -303,6 +372,16 @@ signatures:
       sample: "ip-172-31-3-153:35113:35467 [0] NCCL INFO Using network Socket"
     hint:
       description: What to check or change.
+      type: str
+      returned: always
+    time:
+      description: NCCL 2.26+ timestamp of a C(NCCL WARN) line (C(YYYY-MM-DD HH:MM:SS)), V(null) otherwise.
+      type: str
+      returned: always
+    source:
+      description:
+        - Code location of a C(NCCL WARN) line, C(file:line), C(file:line (function)) (NCCL 2.30.7+) or
+          C(function():line) (aws-ofi-nccl), V(null) otherwise.
       type: str
       returned: always
 signature_counts:
