@@ -53,7 +53,7 @@ MAX_ROWS_TOTAL = 8192           # rows kept over all tables; the oldest tables a
 MAX_HOSTS = 1024                # distinct host names kept
 MAX_STREAMS = 4096              # distinct output streams (rank labels) tracked
 MAX_RANK_INDEXES = 1 << 16      # distinct rank indexes remembered from rank lists
-MAX_NET_CHANNELS = 1 << 12      # NET channel lines without GPUDirect RDMA read (later ones are skipped)
+MAX_NET_CHANNELS = 2048         # NET channel lines read for the network name and GPUDirect RDMA
 BINARY_SNIFF_BYTES = 8192       # a NUL byte in the first block of this size means "binary"
 
 COLLECTIVES = (
@@ -79,16 +79,16 @@ _INFO_WORDS = (
 )
 _STOP_RX = re.compile(rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"))")
 # Same, but also stops at channel lines that go over the network ("via NET/<name>/<dev>[/GDRDMA]"):
-# the first one names the network in logs that never print "Using network" and says whether
-# GPUDirect RDMA is used (src/transport/net.cc: "via NET/%s/%d%s%s%s", PXN "via NET/%s/%d(%d)%s%s"). After it, only NET channel lines WITHOUT "/GDRDMA" stop the scan (a host
-# that lost GPUDirect RDMA), so the many healthy channel lines of a big log stay in C.
+# they name the network in logs that never print "Using network" and say, per host, whether GPUDirect
+# RDMA is used (src/transport/net.cc: "via NET/%s/%d%s%s%s", PXN "via NET/%s/%d(%d)%s%s"). NCCL prints
+# them while a communicator is set up, so the first MAX_NET_CHANNELS of them are read and the rest of
+# the log is scanned with _STOP_RX alone. The channel part is spelled out ("Channel 00/0 : 0[0] -> 8[0]
+# [send] via NET/"; before 2.8 "Channel 00 : 7[a0] -> 8[10] ...") so that the many ring and P2P channel
+# lines fail after a few bytes.
+_NET_CHANNEL = rb"Channel [0-9]+(?:/[0-9]+)? : [0-9]+\[[0-9a-f]+\] -> [0-9]+\[[0-9a-f]+\] \[(?:send|receive)\] via NET/"
 _STOP_RX_CHANNELS = re.compile(
-    rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"|Channel [^\n]*via NET/))"
+    rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"|" + _NET_CHANNEL + rb"))"
 )
-_STOP_RX_NO_GDR = re.compile(
-    rb"\n(?![^\n]*NCCL INFO (?!" + _INFO_WORDS + rb"|Channel [^\n]*via NET/[^/\n]+/[0-9]+(?:\([0-9]+\))?(?![0-9(]|/GDRDMA)))"
-)
-_CHANNEL_RXS = (_STOP_RX, _STOP_RX_NO_GDR, _STOP_RX_CHANNELS)   # by _channel_mode
 
 # --------------------------------------------------------------------------------------------
 # Line-level expressions (run only on the lines the block scan stops at).
@@ -396,7 +396,7 @@ class NcclLogParser(object):
         self._protocol_source = None
         self._no_providers = 0
         self._channel_net = None
-        self._channel_mode = 2         # 2: any NET channel line, 1: those without GDRDMA, 0: none
+        self._want_channels = True
         self._gdr = None
         self._net_channels = 0
         self._hosts_without_gdr = set()
@@ -461,8 +461,8 @@ class NcclLogParser(object):
         count = buf.count
         find = buf.find
         while True:
-            want = self._channel_mode
-            rx = _CHANNEL_RXS[want]
+            want = self._want_channels
+            rx = _STOP_RX_CHANNELS if want else _STOP_RX
             for match in rx.finditer(buf, pos, end):
                 start = match.start()
                 mark_no += count(b"\n", mark + 1, start + 1)
@@ -470,7 +470,7 @@ class NcclLogParser(object):
                 stop = find(b"\n", start + 1)
                 self._line(buf[start + 1:stop], mark_no)
                 pos = stop
-                if self._channel_mode != want:
+                if self._want_channels is not want:
                     break                   # state changed: continue with the other expression
             else:
                 break
@@ -630,23 +630,22 @@ class NcclLogParser(object):
             match = _NCCL_NET_ENV_RX.search(msg)
             if match and match.group(1).strip("'\"").lower() == "socket":
                 self._socket_intended = True
-        elif self._channel_mode and msg.startswith("Channel"):
+        elif self._want_channels and msg.startswith("Channel"):
             match = _CHANNEL_NET_RX.search(msg)
             if match:
                 if self._channel_net is None:
                     self._channel_net = match.group(1).strip()
-                self._channel_mode = 1
                 if match.group(2):
                     if self._gdr is None:
                         self._gdr = True
                 else:
                     self._gdr = False
-                    self._net_channels += 1
                     host = self._info_host(text, msg)
                     if host and len(self._hosts_without_gdr) < MAX_HOSTS:
                         self._hosts_without_gdr.add(host)
-                    if self._net_channels >= MAX_NET_CHANNELS:
-                        self._channel_mode = 0
+                self._net_channels += 1
+                if self._net_channels >= MAX_NET_CHANNELS:
+                    self._want_channels = False
 
     def _selected_provider(self, text, msg):
         """'Selected provider is efa, fabric is efa-direct (found 16 nics)' (aws-ofi-nccl 1.14+) or
