@@ -11,6 +11,7 @@ public recorded JSON output of nccl-tests was found.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def files(run):
 
 def launcher_log(run, tag="[1,0]<stdout>:"):
     """What the MPIJob launcher prints: nccl-tests' stdout, then the JSON on one line after the marker
-    (roles/runner/templates/mpijob.yml.j2), every line tagged by Open MPI's --tag-output."""
+    (roles/runner/files/nccl_tests_json.sh), every line tagged by Open MPI's --tag-output."""
     text, doc = files(run)
     lines = text.decode().splitlines() + ["# " + _nccl_json.JSON_MARKER + doc.replace("\n", "")]
     return "".join(tag + line + "\n" for line in lines).encode()
@@ -120,6 +121,26 @@ def test_redaction_rules():
     assert _nccl_json.redact_args(["--hf-token=abc", "-b", "8"]) == ["--hf-token=<redacted>", "-b", "8"]
 
 
-def test_the_mpijob_template_prints_the_json_after_the_marker():
-    template = (REPO / "roles" / "runner" / "templates" / "mpijob.yml.j2").read_text()
-    assert _nccl_json.JSON_MARKER.strip() in template and "output_file" in template
+def test_the_rank_script_prints_the_json_after_the_marker(tmp_path):
+    script = REPO / "roles" / "runner" / "files" / "nccl_tests_json.sh"
+    assert "nccl_tests_json.sh" in (REPO / "roles" / "runner" / "templates" / "mpijob.yml.j2").read_text()
+    # the script's plumbing (probe -h, pass -J, print the file after the marker, keep the exit status),
+    # with a stand-in that replays the writer's own output of one run
+    log, doc = (WRITER / "allreduce-8gpu-nccl-tests-2.19.6-plain.log"), (WRITER / "allreduce-8gpu-nccl-tests-2.19.6-plain.json")
+    stand_in = tmp_path / "all_reduce_perf"
+    stand_in.write_text(
+        "#!/bin/sh\n"
+        "for a in \"$@\"; do [ \"$a\" = -h ] && { echo '[-J,--output_file <file>]'; exit 0; }; done\n"
+        "cat '%s'\n"
+        "prev=; for a in \"$@\"; do [ \"$prev\" = -J ] && cp '%s' \"$a\"; prev=$a; done\n"
+        "exit 3\n" % (log, doc))
+    stand_in.chmod(0o755)
+    run = subprocess.run(["/bin/sh", str(script), str(stand_in), "-b", "8"], capture_output=True, check=False)
+    assert run.returncode == 3
+    result = _nccl.parse_bytes(run.stdout)
+    assert result["results_source"] == "json" and result["json_text_mismatch"] == []
+    old = tmp_path / "old_perf"                       # nccl-tests before 2.17.3: no -J
+    old.write_text("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -J ] && exit 9; done\ncat '%s'\n" % log)
+    old.chmod(0o755)
+    run = subprocess.run(["/bin/sh", str(script), str(old), "-b", "8"], capture_output=True, check=False)
+    assert run.returncode == 0 and _nccl.parse_bytes(run.stdout)["results_source"] == "text"
