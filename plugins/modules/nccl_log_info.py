@@ -231,7 +231,7 @@ complete:
   sample: true
 network:
   description:
-    - Network NCCL used, in a stable vocabulary for checks and expectations (C(docs/nccl-parser.md)):
+    - Network NCCL used, in a stable vocabulary for checks and expectations (see C(docs/nccl-parser.md)),
       V(socket), V(ib) (also C(IBext_v8)), V(efa) (aws-ofi-nccl with the efa provider), V(ofi:<provider>)
       for another libfabric provider (V(ofi:cxi), V(ofi:tcp)), V(ofi) when the log does not name the
       provider; any other plugin's name lowercased.
