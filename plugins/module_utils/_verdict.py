@@ -41,6 +41,7 @@ CONFIG_HINT = "fix the expectation (inventory group_vars, extra vars or AWX surv
 _TRUE = ("true", "yes", "y", "on", "1")
 _FALSE = ("false", "no", "n", "off", "0")
 
+
 class VerdictError(ValueError):
     """A value cannot be compared; the text says what is wrong and is used as the check message."""
 

@@ -1191,8 +1191,8 @@ def parsed_log(path):
     return _nccl.parse_file(str(path))
 
 
-def l3_checks(log, nodes=P5_NODES):
-    job = checks.nccl_mpijob(nodes, "l3", IMAGE, None, None, 0.0)
+def l3_checks(log, nodes=None):
+    job = checks.nccl_mpijob(nodes or P5_NODES, "l3", IMAGE, None, None, 0.0)
     return judged({"name": "nccl_tests", "node": "", "facts": parsed_log(log), "expect": job["expect"]})
 
 
@@ -1202,8 +1202,8 @@ def test_transport_proof_passes_on_the_healthy_p5_log():
     for entry in entries:
         by_name.setdefault(entry["name"], []).append(entry)
     assert all(e["passed"] for e in entries), [e["message"] for e in entries if not e["passed"]]
-    assert [e["node"] for e in by_name["nccl_tests_efa_nics"]] == ["compute-gpu-st-distributed-ml-1",
-                                                                  "compute-gpu-st-distributed-ml-2"]
+    hosts = ["compute-gpu-st-distributed-ml-1", "compute-gpu-st-distributed-ml-2"]
+    assert [e["node"] for e in by_name["nccl_tests_efa_nics"]] == hosts
     assert by_name["nccl_tests_ofi_provider"][0]["actual"] == "efa"
     assert by_name["nccl_tests_gdrdma"][0]["actual"] is True
     # aws-ofi-nccl 1.7.3 does not print the protocol: recorded, not judged

@@ -92,8 +92,9 @@ def test_nccl_transport_expectation_through_the_argument_spec(capsys):
     rc, out = run_module(capsys, {
         "id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU", "report_only": True,
         "nccl": [{"name": "nccl_tests", "facts": facts,
-                  "expect": {"network": ["efa"], "transport": {"instance_type": "p5.48xlarge", "provider": "efa",
-                                                              "nics": "32", "protocol": "RDMA", "gdrdma": "yes"}}}],
+                  "expect": {"network": ["efa"],
+                             "transport": {"instance_type": "p5.48xlarge", "provider": "efa", "nics": "32",
+                                           "protocol": "RDMA", "gdrdma": "yes"}}}],
     })
     assert rc == 0, out
     assert out["result"]["status"] == "FAIL"
