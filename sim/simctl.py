@@ -32,6 +32,7 @@ CLUSTER = "rlstack-sim"
 MANAGED = {"app.kubernetes.io/managed-by": "rlstack.validation"}
 LEVEL_LABEL = "rlstack.io/level"
 ROLE_LABEL = "training.kubeflow.org/job-role"
+EXAMPLE_LABEL = "rlstack.io/example"  # the L5/L6 example a Job pod runs (runner templates/job.yml.j2)
 SYSTEM_NAMESPACES = {"kube-system", "kube-public", "kube-node-lease", "gpu-operator", "mpi-operator"}
 T0 = time.monotonic()
 
@@ -251,8 +252,16 @@ def terminated(phase: str, exit_code: int, reason: str) -> str:
             .replace("@REASON@", reason))
 
 
+def outcome_key(key: str) -> tuple:
+    """A scenario key 'level[/role][@example]' as (level, role, example); '' where a part is absent."""
+    level_role, _sep, example = key.partition("@")
+    level, _sep, role = level_role.partition("/")
+    return level, role, example
+
+
 def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
-    """Pods of a Job (Job pods and MPIJob launchers) that are Running, for one level (key 'level[/launcher]').
+    """Pods of a Job (Job pods and MPIJob launchers) that are Running, for one level (key 'level[/launcher]',
+    or 'level@example' for the pods of one L5/L6 example).
 
     A pod belongs to a Job when the Job controller labelled it (batch.kubernetes.io/job-name); an owner
     reference of kind Job is not enough, because the collection's anchor Job owns every object of a run."""
@@ -261,10 +270,12 @@ def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
              {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]
     labels = dict(MANAGED)
     if key:
-        level, _sep, role = key.partition("/")
+        level, role, example = outcome_key(key)
         exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "In", "values": [level]})
         if role:
             exprs.append({"key": f'.metadata.labels["{ROLE_LABEL}"]', "operator": "In", "values": [role]})
+        if example:
+            exprs.append({"key": f'.metadata.labels["{EXAMPLE_LABEL}"]', "operator": "In", "values": [example]})
     for level in exclude_levels or []:
         exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "NotIn", "values": [level]})
     return {"matchLabels": labels, "matchExpressions": exprs}
@@ -287,18 +298,23 @@ def scenario_stages(name: str) -> list:
                               "image: not found"}))
     # Keys overridden by this scenario are excluded from the default "succeeds after a few seconds" stage,
     # because kwok picks at random between two matching stages of positive weight.
-    overridden_levels = sorted({key.partition("/")[0] for key in outcomes if "/" not in key})
+    overridden_levels = sorted({key for key in outcomes if "/" not in key and "@" not in key})
     for key, outcome in sorted(outcomes.items()):
         template = terminated(outcome["phase"], int(outcome["exit_code"]), outcome.get("reason", "Error"))
-        stages.append(stage("sim-outcome-" + key.replace("/", "-").replace("_", "-"), outcome_selector(key),
+        stages.append(stage("sim-outcome-" + key.replace("/", "-").replace("@", "-").replace("_", "-"), outcome_selector(key),
                             template, delay=outcome.get("after", "3s"), weight=100))
     # Default: a Job pod (training step, evaluation, MPIJob launcher) runs for a few seconds, then succeeds.
     default = stage("sim-outcome-default", outcome_selector("", overridden_levels),
                     terminated("Succeeded", 0, "Completed"), delay="3s", weight=10)
-    # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") must be excluded from the default too.
+    # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") and example keys ("l5_training_step@one")
+    # must be excluded from the default too.
     for key in outcomes:
-        level, _sep, role = key.partition("/")
-        if role:
+        level, role, example = outcome_key(key)
+        if example:
+            default["spec"]["selector"]["matchExpressions"].append(
+                {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "@" + (.metadata.labels["{EXAMPLE_LABEL}"] // "")',
+                 "operator": "NotIn", "values": [f"{level}@{example}"]})
+        elif role:
             default["spec"]["selector"]["matchExpressions"].append(
                 {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + (.metadata.labels["{ROLE_LABEL}"] // "")',
                  "operator": "NotIn", "values": [key]})
@@ -556,7 +572,8 @@ def log_source(pod, scenario: str) -> Path | None:
     spec = scenarios().get(scenario) or {}
     overrides = spec.get("logs") or {}
     key = f"{level}/{role}" if role else level
-    name = overrides.get(key) or overrides.get(level)
+    example = labels.get(EXAMPLE_LABEL, "")
+    name = (overrides.get(f"{level}@{example}") if example else None) or overrides.get(key) or overrides.get(level)
     if not name:
         defaults = {"l3_multi_gpu/launcher": "l3-efa-healthy.log", "phase0_efa/launcher": "phase0-g6-efa.log",
                     "l5_training_step": "l5-train-step.log", "l6_evaluation": "l6-eval.log"}

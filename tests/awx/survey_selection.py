@@ -12,14 +12,10 @@ AWX surveys cannot set job tags, so the "Validate level" survey sets extra vars 
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import yaml
-
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 
-ROOT = Path(__file__).resolve().parents[2]
-LEVELS = yaml.safe_load((ROOT / "roles" / "runner" / "vars" / "main.yml").read_text())["__runner_levels"]
+LEVELS = _levels.levels()
 LEVEL_TAGS = tuple(level["tags"][0] for level in LEVELS)
 # Every level has a from_<tag> tag (Phase 0 too: from_phase0 runs Phase 0 and L4 onwards).
 SKIP_TO = LEVEL_TAGS

@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels
+
 import awx_data
 from survey_selection import LEVEL_TAGS, SKIP_TO, SurveyError, plan_selected, survey_tags
 
 ROOT = Path(__file__).resolve().parents[2]
-LEVELS = yaml.safe_load((ROOT / "roles" / "runner" / "vars" / "main.yml").read_text())["__runner_levels"]
+LEVELS = _levels.levels()
 ALL_IDS = [level["id"] for level in LEVELS]
 
 
@@ -97,7 +99,8 @@ def test_the_survey_offers_exactly_the_known_levels():
 def test_the_level_tags_match_validate_yml():
     """LEVEL_TAGS / SKIP_TO follow the tags of playbooks/validate.yml."""
     play = yaml.safe_load((ROOT / "playbooks" / "validate.yml").read_text())[0]
-    block_tags = [task.get("tags", []) for task in play["tasks"] if "block" in task]
+    entries = [task for block in play["tasks"] if "block" in block for task in block["block"]]
+    block_tags = [task.get("tags", []) for task in entries if "ansible.builtin.import_role" in task]
     own = [tags[0] for tags in block_tags]
     assert tuple(own) == LEVEL_TAGS
     froms = {tag[len("from_"):] for tags in block_tags for tag in tags if tag.startswith("from_")}

@@ -23,7 +23,7 @@ def _expected_scenario_stages(spec: dict) -> set:
     if spec.get("image_pull_error"):
         names.add("sim-image-pull-backoff")
     for key in spec.get("outcomes") or {}:
-        names.add("sim-outcome-" + key.replace("/", "-").replace("_", "-"))
+        names.add("sim-outcome-" + key.replace("/", "-").replace("@", "-").replace("_", "-"))
     return names
 
 

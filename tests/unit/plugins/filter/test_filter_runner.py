@@ -6,18 +6,16 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 
 import pytest
-import yaml
 from ansible.errors import AnsibleFilterError
 from ansible.template import trust_as_template
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels
 from ansible_collections.rlstack.validation.plugins.filter import runner
 from filter_helpers import tagged
 
-REPO = Path(__file__).resolve().parents[4]
-LEVELS = yaml.safe_load((REPO / "roles" / "runner" / "vars" / "main.yml").read_text(encoding="utf-8"))["__runner_levels"]
+LEVELS = _levels.levels()
 NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
          "validation_survey", "with_target_nodes"}
 

@@ -3,22 +3,22 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Unit tests for plugins/module_utils/_plan.py: which rows of the results table the tags select.
 
-The levels are the real ones (roles/runner/vars/main.yml __runner_levels); the tags the plan computes are
+The levels are the real ones (the level registry, plugins/module_utils/_levels.py); the tags the plan computes are
 compared with the tags of each level's block in playbooks/validate.yml, which decide what really runs.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan as plan
 
 REPO = Path(__file__).resolve().parents[4]
-LEVELS = yaml.safe_load((REPO / "roles" / "runner" / "vars" / "main.yml").read_text(encoding="utf-8"))["__runner_levels"]
+LEVELS = _levels.levels()
 LEVEL_IDS = [level["id"] for level in LEVELS]
 NOT_SELECTED = "not selected by --tags/--skip-tags"
 PHASE0_OFF = "Phase 0 is not enabled for this inventory (validation_phase0_enabled)"
@@ -32,14 +32,14 @@ EXAMPLES = [
 
 
 def playbook_level_tags():
-    """{level id: tags of its block} from playbooks/validate.yml."""
+    """{level id: tags of its entry} from playbooks/validate.yml."""
     plays = yaml.safe_load((REPO / "playbooks" / "validate.yml").read_text(encoding="utf-8"))
     out = {}
-    for task in plays[0]["tasks"]:
-        for condition in task.get("when") or []:
-            match = re.match(r"^'(\w+)' in runner_survey\.ids$", str(condition).strip())
-            if match:
-                out[match.group(1)] = list(task.get("tags") or [])
+    for block in plays[0]["tasks"]:
+        for task in block.get("block") or []:
+            role = (task.get("ansible.builtin.import_role") or {}).get("name", "")
+            if role.startswith("rlstack.validation."):
+                out[role.split(".")[-1]] = list(task.get("tags") or [])
     return out
 
 

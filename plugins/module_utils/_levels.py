@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The level registry: the one list of the validation levels, in run order.
+
+Everything that names levels reads this list (the runner through the `rlstack.validation.levels` lookup, the
+plan and the report through `_plan`) or is tested against it (playbooks/validate.yml's entries and tags, the
+role argument specs' choices, awx/surveys.yml, validate.sh, local mode's list of level roles).
+
+Fields of a level:
+  id        the level's role (roles/<id>) and the key of its row in report.json
+  level     what the results table shows (L0 ... L6; Phase 0 is L3.5)
+  name      the level's name in the results table
+  order     sort key of its rows (3.5 puts Phase 0 between L3 and L4)
+  tags      tags that select it (the first is its own; from_<first tag> selects it and every level after)
+  skip_to   what validate.sh's --level/--skip-to call it (a number)
+  kind      how the level runs: probe (a probe pod per target: runner tasks/probe_level.yml), jobs (one Job per
+            example of validation_examples: runner tasks/example_jobs.yml) or mpijob (nccl-tests as an MPIJob,
+            the level role's own steps)
+  probe     the probe script in roles/<id>/files/ (kind probe), else None
+  per_example  whether the level has one row per example (L5, L6 with an evaluation)
+  local     what local mode renders for the level: the kinds of objects it would create
+  only_when_enabled  the level runs only when validation_phase0_enabled or its own tag asks for it
+"""
+
+from __future__ import annotations
+
+import copy
+
+LEVELS = (
+    {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0, "tags": ["l0"], "skip_to": "0",
+     "kind": "probe", "probe": "probe_node.py", "per_example": False, "local": ["probe_pod"],
+     "only_when_enabled": False},
+    {"id": "l1_runtime", "level": "L1", "name": "Runtime", "order": 1, "tags": ["l1"], "skip_to": "1",
+     "kind": "probe", "probe": "probe_runtime.py", "per_example": False, "local": ["probe_pod"],
+     "only_when_enabled": False},
+    {"id": "l2_single_gpu", "level": "L2", "name": "Single GPU", "order": 2, "tags": ["l2"], "skip_to": "2",
+     "kind": "probe", "probe": "probe_model.py", "per_example": False, "local": ["probe_pod"],
+     "only_when_enabled": False},
+    {"id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU / NCCL", "order": 3, "tags": ["l3"], "skip_to": "3",
+     "kind": "probe", "probe": "probe_multigpu.py", "per_example": False, "local": ["probe_pod", "mpijob"],
+     "only_when_enabled": False},
+    {"id": "phase0_efa", "level": "L3.5", "name": "Phase 0 EFA", "order": 3.5, "tags": ["phase0", "l3_5"],
+     "skip_to": "3.5", "kind": "mpijob", "probe": None, "per_example": False, "local": ["mpijob"],
+     "only_when_enabled": True},
+    {"id": "l4_rollout", "level": "L4", "name": "Rollout", "order": 4, "tags": ["l4"], "skip_to": "4",
+     "kind": "probe", "probe": "probe_sim_import.py", "per_example": False, "local": ["probe_pod"],
+     "only_when_enabled": False},
+    {"id": "l5_training_step", "level": "L5", "name": "Training step", "order": 5, "tags": ["l5"], "skip_to": "5",
+     "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False},
+    {"id": "l6_evaluation", "level": "L6", "name": "Evaluation", "order": 6, "tags": ["l6"], "skip_to": "6",
+     "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False},
+)
+
+KINDS = ("probe", "jobs", "mpijob")
+
+
+def levels():
+    """A copy of the registry (callers may change what they get)."""
+    return copy.deepcopy(list(LEVELS))
+
+
+def ids():
+    return [level["id"] for level in LEVELS]
+
+
+def own_tags():
+    """The first tag of each level, in order: the names surveys, validate.sh and argument specs offer."""
+    return [level["tags"][0] for level in LEVELS]
+
+
+def by_id(level_id):
+    """The registry entry of one level (a copy); a row id such as l5_training_step/<example> names its level."""
+    base = str(level_id).partition("/")[0]
+    for level in LEVELS:
+        if level["id"] == base:
+            return copy.deepcopy(level)
+    raise KeyError("%r is not a level; the levels are %s" % (level_id, ", ".join(ids())))
+
+
+def info(level_id):
+    """What a verdict needs to name a level: {id, level, name, order}."""
+    level = by_id(level_id)
+    return {"id": level["id"], "level": level["level"], "name": level["name"], "order": level["order"]}
+
+
+def cumulative_tags(index):
+    """Tags that select the level at `index`: its own plus from_<first tag> of it and of every level before."""
+    own = list(LEVELS[index]["tags"])
+    return own + ["from_" + LEVELS[i]["tags"][0] for i in range(index + 1)]

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/filter/example_jobs.py (logic: plugins/module_utils/_describe.py)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.rlstack.validation.plugins.filter import example_jobs as plugin
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from filter_helpers import tagged
+
+FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides": "runner.only_eval=True"},
+              "custom": {"train_overrides": "", "eval_overrides": ""}}
+NODES = [{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8, "efa": 32}]
+EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["bash", "run.sh"]},
+            {"name": "two-node", "framework": "rlinf", "nodes": 2, "command": ["bash", "run.sh"]},
+            {"name": "three-node", "nodes": 3, "command": ["true"]}]
+
+
+def test_one_job_per_example_that_fits_in_order():
+    out = plugin.example_jobs(tagged(EXAMPLES), "train", tagged(FRAMEWORKS), tagged(NODES), "img:1", 900)
+    assert [item["name"] for item in out] == ["one", "two-node"]
+    assert out[0]["example"] == EXAMPLES[0]
+    assert out[0]["job"] == _checks.example_job(EXAMPLES[0], "train", FRAMEWORKS, NODES, "img:1", 900)
+    assert out[0]["job"]["env"]["HYDRA_OVERRIDES"] == "runner.max_steps=1"
+    assert (out[1]["job"]["nodes"], out[1]["job"]["gpus"], out[1]["job"]["deadline_s"]) == (2, 8, 900)
+
+
+def test_eval_mode_and_simulator_env():
+    out = plugin.example_jobs(EXAMPLES[:1], "eval", FRAMEWORKS, NODES, "img:1", "600", {"SIM": "x"})
+    assert out[0]["job"]["name"] == "eval-one"
+    assert out[0]["job"]["env"] == {"SIM": "x", "HYDRA_OVERRIDES": "runner.only_eval=True"}
+
+
+@pytest.mark.parametrize("examples", [None, []])
+def test_no_examples_no_jobs(examples):
+    assert plugin.example_jobs(examples, "train", FRAMEWORKS, NODES, "img", 600) == []
+
+
+def test_no_nodes_no_jobs():
+    assert plugin.example_jobs(EXAMPLES, "train", FRAMEWORKS, [], "img", 600) == []
+
+
+def test_a_wrong_mode_is_one_sentence():
+    with pytest.raises(AnsibleFilterError, match="mode must be 'train' or 'eval', not 'test'"):
+        plugin.example_jobs(EXAMPLES, "test", FRAMEWORKS, NODES, "img", 600)
+
+
+def test_the_filter_is_documented_under_its_name():
+    doc = yaml.safe_load(plugin.DOCUMENTATION)
+    assert doc["name"] == "example_jobs" and set(plugin.FilterModule().filters()) == {"example_jobs"}
+    assert set(doc["positional"].replace(" ", "").split(",")) == set(doc["options"]) - {"_input"}
