@@ -30,8 +30,9 @@ options:
   report_dir:
     description:
       - Directory for C(report.json) and C(junit.xml); created when missing. No files when unset.
-      - When unset here, C(rlstack_validation_meta.report_dir) from the statistics is used (the playbook can
-        record it with M(ansible.builtin.set_stats)); this option wins over it.
+      - C(validation_report_dir) of the run (C(-e) or the inventory), which the playbook publishes as
+        C(rlstack_validation_meta.report_dir) with M(ansible.builtin.set_stats), wins over this option, as
+        C(-e) wins over C(ansible.cfg) and the environment in Ansible.
     type: path
     env:
       - name: RLSTACK_REPORT_DIR
@@ -119,7 +120,8 @@ class CallbackModule(CallbackBase):
             for line, kind in render_table_kinds(report, max_failed_checks=limit if limit is not None else 10):
                 self._display.display(line, color=_COLORS.get(kind))
 
-        report_dir = self.get_option("report_dir") or (meta.get("report_dir") if isinstance(meta, dict) else None)
+        # The run's own setting (-e, inventory) wins over ansible.cfg and the environment.
+        report_dir = (meta.get("report_dir") if isinstance(meta, dict) else None) or self.get_option("report_dir")
         if report_dir:
             try:
                 paths = write_reports(report_dir, reports, self._run_start, run_end)

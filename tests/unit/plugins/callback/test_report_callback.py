@@ -97,11 +97,20 @@ def test_prints_the_table_and_writes_files(monkeypatch, tmp_path):
     ET.parse(str(tmp_path / "junit.xml"))
 
 
-def test_option_wins_over_stats_meta(monkeypatch, tmp_path):
+def test_the_runs_setting_wins_over_the_option(monkeypatch, tmp_path):
+    """-e validation_report_dir (published as stats meta) wins over ansible.cfg / RLSTACK_REPORT_DIR."""
     option_dir, meta_dir = tmp_path / "option", tmp_path / "meta"
     cb = make_callback(monkeypatch, report_dir=str(option_dir))
     cb.v2_playbook_on_stats(FakeStats(run_data(str(meta_dir)), processed=["eks-g6"]))
-    assert (option_dir / "report.json").exists() and not meta_dir.exists()
+    assert (meta_dir / "report.json").exists() and not option_dir.exists()
+
+
+def test_the_runs_setting_wins_over_the_environment(monkeypatch, tmp_path):
+    cb = make_callback(monkeypatch)
+    monkeypatch.setenv("RLSTACK_REPORT_DIR", str(tmp_path / "env"))
+    cb.set_options()
+    cb.v2_playbook_on_stats(FakeStats(run_data(str(tmp_path / "meta")), processed=["eks-g6"]))
+    assert (tmp_path / "meta" / "report.json").exists() and not (tmp_path / "env").exists()
 
 
 def test_stats_meta_used_without_option(monkeypatch, tmp_path):

@@ -116,7 +116,8 @@ def test_one_rescue_and_one_gate():
         fails += [rel] * len(re.findall(r"ansible\.builtin\.fail:", text))
     assert rescues == ["roles/runner/tasks/level.yml", "roles/runner/tasks/plan.yml"]
     assert stops == ["roles/runner/tasks/level.yml", "roles/runner/tasks/plan.yml"]
-    assert sorted(set(fails)) == ["roles/runner/tasks/finish_run.yml", "roles/runner/tasks/plan.yml"]
+    assert sorted(set(fails)) == ["roles/runner/tasks/finish_run.yml", "roles/runner/tasks/plan.yml",
+                                  "roles/runner/tasks/settings.yml"]
     level = load("roles/runner/tasks/level.yml")
     assert "runner_stop" in level[-1]["ansible.builtin.set_fact"]
     assert "runner_stop: false" in (REPO / "roles/runner/tasks/plan.yml").read_text(encoding="utf-8")
