@@ -1,0 +1,49 @@
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Bad input is refused before anything is created: validate.yml against the simulated cluster with a few
+representative bad settings (the full space of values is the property test of
+tests/unit/plugins/plugin_utils/test_settings.py) exits 2 with one sentence per bad setting, no traceback,
+no argument-spec dump, and the namespace it would have created does not exist afterwards. ~10 s each."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import simkit
+
+pytestmark = pytest.mark.sim
+
+
+@pytest.mark.parametrize("bad,sentence", [
+    ({"l0_infrastructure_timeout_s": "banana"},
+     'l0_infrastructure_timeout_s is "banana", but it must be an integer from 1 to 604800.'),
+    ({"validation_start_timeout_s": -5}, "validation_start_timeout_s is -5, but it must be an integer from 1 to 604800."),
+    ({"validation_tolerations": {"key": "nvidia.com/gpu"}},
+     'validation_tolerations is {"key": "nvidia.com/gpu"}, but it must be a list of dicts (mappings).'),
+    ({"l5_training_step_examples": "x" * 10240},
+     'l5_training_step_examples is "' + "x" * 59 + "... (10242 characters), but it must be a list of dicts (mappings)."),
+], ids=["banana", "negative", "dict-for-list", "10kB-string"])
+def test_bad_input_is_one_sentence_and_creates_nothing(core, batch, tmp_path, bad, sentence):
+    namespace = "rlsv-bad-" + uuid.uuid4().hex[:6]
+    run_id = "bad-" + uuid.uuid4().hex[:6]
+    env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"),
+               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    extra = dict(bad, validation_kubeconfig=str(simkit.KUBECONFIG), validation_namespace=namespace,
+                 validation_run_id=run_id, validation_report_dir=str(tmp_path / "report"))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml",
+                           "-i", "inventories/sim", "-e", json.dumps(extra)],
+                          cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-3000:]
+    assert sentence in out
+    assert "Traceback" not in out and "argument_spec" not in out and "argument_errors" not in out
+    assert len(out) < 8000, "the error should be a few lines, not a dump"
+    assert namespace not in [ns.metadata.name for ns in core.list_namespace().items]
+    assert not batch.list_job_for_all_namespaces(label_selector="rlstack.io/run-id=" + run_id).items
+    assert not core.list_pod_for_all_namespaces(label_selector="rlstack.io/run-id=" + run_id).items
