@@ -20,7 +20,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _levels
 REPO = Path(__file__).resolve().parents[3]
 NODES = [{"node": "p5-a", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32},
          {"node": "p5-b", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32}]
-EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["true"], "evaluation": {"floor": 0.5}},
+SOME_EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["true"], "evaluation": {"floor": 0.5}},
             {"name": "two-node", "framework": "verl", "nodes": 2, "command": ["true"]},
             {"name": "three-node", "nodes": 3, "command": ["true"]}]
 
@@ -31,7 +31,7 @@ def describe(tmp_path, nodes, *extra):
                DESCRIBE_NODES=json.dumps(nodes))
     playbook = str(Path(sys.executable).parent / "ansible-playbook")
     proc = subprocess.run([playbook, str(Path(__file__).parent / "describe.yml"),
-                           "-e", json.dumps({"validation_examples": EXAMPLES})] + list(extra),
+                           "-e", json.dumps({"validation_examples": SOME_EXAMPLES})] + list(extra),
                           cwd=str(REPO), env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     return json.loads(out.read_text(encoding="utf-8"))

@@ -16,22 +16,22 @@ from filter_helpers import tagged
 FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides": "runner.only_eval=True"},
               "custom": {"train_overrides": "", "eval_overrides": ""}}
 NODES = [{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8, "efa": 32}]
-EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["bash", "run.sh"]},
+SOME_EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["bash", "run.sh"]},
             {"name": "two-node", "framework": "rlinf", "nodes": 2, "command": ["bash", "run.sh"]},
             {"name": "three-node", "nodes": 3, "command": ["true"]}]
 
 
 def test_one_job_per_example_that_fits_in_order():
-    out = plugin.example_jobs(tagged(EXAMPLES), "train", tagged(FRAMEWORKS), tagged(NODES), "img:1", 900)
+    out = plugin.example_jobs(tagged(SOME_EXAMPLES), "train", tagged(FRAMEWORKS), tagged(NODES), "img:1", 900)
     assert [item["name"] for item in out] == ["one", "two-node"]
-    assert out[0]["example"] == EXAMPLES[0]
-    assert out[0]["job"] == _checks.example_job(EXAMPLES[0], "train", FRAMEWORKS, NODES, "img:1", 900)
+    assert out[0]["example"] == SOME_EXAMPLES[0]
+    assert out[0]["job"] == _checks.example_job(SOME_EXAMPLES[0], "train", FRAMEWORKS, NODES, "img:1", 900)
     assert out[0]["job"]["env"]["HYDRA_OVERRIDES"] == "runner.max_steps=1"
     assert (out[1]["job"]["nodes"], out[1]["job"]["gpus"], out[1]["job"]["deadline_s"]) == (2, 8, 900)
 
 
 def test_eval_mode_and_simulator_env():
-    out = plugin.example_jobs(EXAMPLES[:1], "eval", FRAMEWORKS, NODES, "img:1", "600", {"SIM": "x"})
+    out = plugin.example_jobs(SOME_EXAMPLES[:1], "eval", FRAMEWORKS, NODES, "img:1", "600", {"SIM": "x"})
     assert out[0]["job"]["name"] == "eval-one"
     assert out[0]["job"]["env"] == {"SIM": "x", "HYDRA_OVERRIDES": "runner.only_eval=True"}
 
@@ -42,12 +42,12 @@ def test_no_examples_no_jobs(examples):
 
 
 def test_no_nodes_no_jobs():
-    assert plugin.example_jobs(EXAMPLES, "train", FRAMEWORKS, [], "img", 600) == []
+    assert plugin.example_jobs(SOME_EXAMPLES, "train", FRAMEWORKS, [], "img", 600) == []
 
 
 def test_a_wrong_mode_is_one_sentence():
     with pytest.raises(AnsibleFilterError, match="mode must be 'train' or 'eval', not 'test'"):
-        plugin.example_jobs(EXAMPLES, "test", FRAMEWORKS, NODES, "img", 600)
+        plugin.example_jobs(SOME_EXAMPLES, "test", FRAMEWORKS, NODES, "img", 600)
 
 
 def test_the_filter_is_documented_under_its_name():
