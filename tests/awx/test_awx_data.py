@@ -21,7 +21,8 @@ WORKFLOW_ASK = {"inventory", "limit", "variables"}
 
 def _validate_tags() -> set:
     play = yaml.safe_load((ROOT / "playbooks" / "validate.yml").read_text())[0]
-    return {tag for task in play["tasks"] for tag in task.get("tags", [])} - {"always"}
+    tasks = play["tasks"] + [task for block in play["tasks"] for task in block.get("block", [])]
+    return {tag for task in tasks for tag in task.get("tags", [])} - {"always"}
 
 
 def test_one_awx_inventory_per_cluster_inventory():
