@@ -192,8 +192,8 @@ def check_all(settings):
     errors = []
     for name, value, spec, source in settings:
         if isinstance(value, Unreadable):
-            errors.append("%s%s could not be read: %s." % (name, " (%s)" % source if source else "",
-                                                          value.reason.rstrip(".")))
+            where = " (%s)" % source if source else ""
+            errors.append("%s%s could not be read: %s." % (name, where, value.reason.rstrip(".")))
             continue
         sentence = check(name, value, spec, source)
         if sentence:

@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[3]
 NODES = [{"node": "p5-a", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32},
          {"node": "p5-b", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32}]
 SOME_EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["true"], "evaluation": {"floor": 0.5}},
-            {"name": "two-node", "framework": "verl", "nodes": 2, "command": ["true"]},
-            {"name": "three-node", "nodes": 3, "command": ["true"]}]
+                 {"name": "two-node", "framework": "verl", "nodes": 2, "command": ["true"]},
+                 {"name": "three-node", "nodes": 3, "command": ["true"]}]
 
 
 def describe(tmp_path, nodes, *extra):

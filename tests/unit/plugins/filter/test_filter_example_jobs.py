@@ -17,8 +17,8 @@ FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides
               "custom": {"train_overrides": "", "eval_overrides": ""}}
 NODES = [{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8, "efa": 32}]
 SOME_EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["bash", "run.sh"]},
-            {"name": "two-node", "framework": "rlinf", "nodes": 2, "command": ["bash", "run.sh"]},
-            {"name": "three-node", "nodes": 3, "command": ["true"]}]
+                 {"name": "two-node", "framework": "rlinf", "nodes": 2, "command": ["bash", "run.sh"]},
+                 {"name": "three-node", "nodes": 3, "command": ["true"]}]
 
 
 def test_one_job_per_example_that_fits_in_order():
