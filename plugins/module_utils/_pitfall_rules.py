@@ -146,11 +146,14 @@ def parse_image(image):
     digest = None
     if "@" in text:
         text, digest = text.split("@", 1)
-    last = re.sub(r"\$\{[^}]*\}", "X", text).rsplit("/", 1)[-1]
-    tag = last.split(":", 1)[1] if ":" in last else None
-    if tag is not None:
-        tag = text[len(text) - len(tag):]
-    placeholder = (not text) or bool(re.search(r"\$\{?\w|<[^>]*>|\{\{", text))
+    # mask ${...} (same length) so a ':' inside a placeholder is not read as the tag separator
+    masked = re.sub(r"\$\{[^}]*\}", lambda m: "X" * len(m.group(0)), text)
+    slash = masked.rfind("/")
+    colon = masked.find(":", slash + 1)
+    tag = text[colon + 1:] if colon >= 0 else None
+    # image references are lower case: PLACEHOLDER_IMAGE (replaced by sed) is a placeholder, not an image
+    repository = text.rsplit(":", 1)[0] if tag is not None else text
+    placeholder = (not text) or bool(re.search(r"\$\{?\w|<[^>]*>|\{\{", text)) or bool(re.search(r"[A-Z]", repository))
     tag_placeholder = tag is not None and bool(re.search(r"\$\{?\w|\{\{", tag))
     return {"tag": tag, "digest": digest, "placeholder": placeholder, "tag_placeholder": tag_placeholder}
 
@@ -220,7 +223,7 @@ def split_script(script):
         if not line.strip():
             continue
         lines.append(line)
-        for match in _HEREDOC.finditer(_QUOTED.sub("''", line)):
+        for match in _HEREDOC.finditer(line):
             pending.append(match.group(2))
             bodies.append("")
     return lines, bodies
@@ -418,7 +421,7 @@ def _rule_image_tag(ctr, opts):
            else "imagePullPolicy: %s" % policy)
     if ref["tag"] == "latest":
         text = "uses the tag latest (%r): it changes under you; %s" % (str(image), how)
-    elif ref["tag"] is None and not (ref["placeholder"] and re.search(r"\$\{?\w+\}?$", str(image))):
+    elif ref["tag"] is None and not ref["placeholder"]:
         text = "uses the untagged image %r, which Kubernetes reads as :latest; %s" % (str(image), how)
     else:
         return  # a pinned tag, or a whole-image placeholder (reported as an unset variable when unset)
