@@ -80,10 +80,10 @@ def local_summary(findings, verbose=False):
     return _sarif.summary(_plain(findings or []), bool(verbose))
 
 
-def local_plan(levels, run_tags=None, skip_tags=None, grouped=None, disabled=None):
+def local_plan(levels, run_tags=None, skip_tags=None, grouped=None):
     """The rows of local mode, each with selected and reason, as --tags/--skip-tags select them."""
     return _local_plan.plan(_plain(levels or []), _plain(run_tags or []), _plain(skip_tags or []),
-                            _plain(grouped or []), _plain(disabled or {}))
+                            _plain(grouped or []))
 
 
 def local_settings(defaults_list, keys, values, unset=_local_render.UNSET):

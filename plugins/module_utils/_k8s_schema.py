@@ -346,7 +346,7 @@ class SchemaValidator:
         """(schema name, errors): the schema used ('Kubernetes 1.34 (strict)', 'CRD kubeflow.org/v2beta1
         MPIJob') and the errors as (path, message), schema errors first, then API rules. Raises
         SchemaNotFound for a kind without a schema."""
-        doc = _plain(doc)
+        doc = without_nulls(_plain(doc))
         api_version, kind = doc.get("apiVersion"), doc.get("kind")
         crd = self._crds.get((api_version, kind))
         if crd is not None:
@@ -366,6 +366,16 @@ class SchemaValidator:
             used = self.version_label
         errors.extend(split_error(text) for text in api_rule_errors(doc))
         return used, errors
+
+
+def without_nulls(node):
+    """The object as the API server decodes it: a field set to null (`command:` with no value) is unset
+    (Go's JSON decoding leaves an optional field nil), so the schema must not see it."""
+    if isinstance(node, dict):
+        return dict((k, without_nulls(v)) for k, v in node.items() if v is not None)
+    if isinstance(node, list):
+        return [without_nulls(v) for v in node]
+    return node
 
 
 def load_schema_file(path):

@@ -9,11 +9,10 @@ from __future__ import annotations
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 
 
-def plan(levels, run_tags=(), skip_tags=(), grouped=(), disabled=None):
+def plan(levels, run_tags=(), skip_tags=(), grouped=()):
     """Rows of local mode, as ``_plan.build_plan`` makes them for the cluster levels. grouped: row ids
     that one group of tasks judges together (local_manifests and local_pitfalls): skipping the tag of
-    any of them skips them all, since their tasks are skipped. disabled: {row id: reason} of rows that
-    are off by configuration (local_rendered unless local_checks_render); their own tag turns them on."""
+    any of them skips them all, since their tasks are skipped."""
     rows = _plan.build_plan(levels, [], list(run_tags or []), list(skip_tags or []))
     grouped = list(grouped or [])
     skipped_group = any(row_id in (skip_tags or []) for row_id in grouped) or any(
@@ -22,7 +21,5 @@ def plan(levels, run_tags=(), skip_tags=(), grouped=(), disabled=None):
     for row in rows:
         if skipped_group and row["id"] in grouped:
             row = dict(row, selected=False, reason="not selected by --tags/--skip-tags")
-        elif row["id"] in (disabled or {}) and row["selected"] and not set(row.get("tags") or []) & set(run_tags or []):
-            row = dict(row, selected=False, reason=disabled[row["id"]])
         out.append(row)
     return out

@@ -137,6 +137,13 @@ def test_schema_unknown_field_and_wrong_type(validator):
     assert any("'imagePullPolicyy' was unexpected" in e for e in errors)
 
 
+def test_a_null_field_is_unset_as_the_api_server_reads_it(validator):
+    # kubeflow/mpi-operator examples/v2beta1/pi/pi-intel.yaml has `command:` with no value
+    doc = job(command=None)
+    assert validator.validate(doc)[1] == []
+    assert p.without_nulls({"a": None, "b": [{"c": None, "d": 1}]}) == {"b": [{"d": 1}]}
+
+
 def test_schema_unknown_kind(validator):
     with pytest.raises(p.SchemaNotFound, match="no schema for example.com/v1 FooBar"):
         validator.validate({"apiVersion": "example.com/v1", "kind": "FooBar", "metadata": {"name": "x"}})

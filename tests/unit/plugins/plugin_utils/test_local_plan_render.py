@@ -29,15 +29,6 @@ def test_plan_selects_by_tags_and_keeps_the_group_together():
     assert selected(_local_plan.plan(LEVELS, ["local_shell"], [], GROUP)) == ["local_shell"]
 
 
-def test_rendered_group_is_opt_in():
-    reason = "opt-in"
-    rows = _local_plan.plan(LEVELS, ["all"], [], GROUP, {"local_rendered": reason})
-    assert "local_rendered" not in selected(rows)
-    assert [row["reason"] for row in rows if row["id"] == "local_rendered"] == [reason]
-    assert "local_rendered" in selected(_local_plan.plan(LEVELS, ["local_rendered"], [], GROUP,
-                                                         {"local_rendered": reason}))
-
-
 def test_settings_defaults_then_what_the_run_sets():
     cfg = _local_render.settings([{"a": 1, "b": 2}, {"c": 3}], ["a", "b", "c"], [_local_render.UNSET, 20, _local_render.UNSET])
     assert cfg == {"a": 1, "b": 20, "c": 3}
