@@ -43,7 +43,9 @@ def sarif(findings, root="", version=""):
             rules.append(descriptor)
         result = {"ruleId": rule_id, "ruleIndex": index[rule_id], "level": LEVELS[item["severity"]],
                   "message": {"text": item["message"] + (" Fix: " + item["fix"] if item.get("fix") else "")}}
-        if item.get("file") and item["file"] != "inventory":
+        # a location only for a file of the repository (not the inventory, not a rendered object's label)
+        if item.get("file") and (item.get("line") or "/" in item["file"] or "." in item["file"]) \
+                and item["file"] != "inventory" and " " not in item["file"]:
             physical = {"artifactLocation": {"uri": _uri(item["file"]), "uriBaseId": "%SRCROOT%"}}
             if item.get("line"):
                 region = {"startLine": int(item["line"])}
