@@ -136,6 +136,7 @@ def api_rule_errors(doc):
             cname = container.get("name")
             if isinstance(cname, str):
                 errors.extend(_dns_label_errors(cname, fmt_path(cpath + ("name",))))
+            errors.extend(resource_errors(container.get("resources"), cpath + ("resources",)))
         for index, volume in enumerate(spec.get("volumes") or []):
             if isinstance(volume, dict) and isinstance(volume.get("name"), str):
                 errors.extend(_dns_label_errors(volume["name"], fmt_path(spath + ("volumes", index, "name"))))
@@ -146,6 +147,54 @@ def api_rule_errors(doc):
             errors.append("data: %d bytes, more than the %d a ConfigMap may hold" % (size, CONFIGMAP_MAX_BYTES))
     if kind == "MPIJob" and str(doc.get("apiVersion", "")).startswith("kubeflow.org/"):
         errors.extend(_mpijob_errors(doc))
+    return errors
+
+
+_STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage")
+
+
+def _overcommit_allowed(name):
+    """Kubernetes helper.IsOvercommitAllowed: not for extended resources (a domain prefix outside
+    kubernetes.io, e.g. nvidia.com/gpu, vpc.amazonaws.com/efa) nor hugepages-*."""
+    name = str(name)
+    extended = "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io") and not name.startswith("requests.")
+    return not (extended or name.startswith("hugepages-"))
+
+
+def _number(value):
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None  # a quantity with a unit, or a placeholder: left to the schema
+
+
+def resource_errors(resources, path):
+    """What ValidateResourceRequirements (Kubernetes pkg/apis/core/validation/validation.go) rejects for
+    resources that cannot be overcommitted: a request without a limit ("Limit must be set for non
+    overcommitable resources"), a request that differs from its limit ("must be equal to ... limit of ..."),
+    and a fractional extended resource ("must be an integer")."""
+    if not isinstance(resources, dict):
+        return []
+    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    errors = []
+    for section, values in (("requests", requests), ("limits", limits)):
+        for name, value in values.items():
+            number = _number(value)
+            if not _overcommit_allowed(name) and not str(name).startswith("hugepages-") and number is not None \
+                    and number != int(number):
+                errors.append("%s: %s must be an integer" % (fmt_path(path + (section, name)), value))
+    for name, value in requests.items():
+        if _overcommit_allowed(name):
+            continue
+        if name not in limits:
+            errors.append("%s: Limit must be set for non overcommitable resources (%s is requested without a limit)"
+                          % (fmt_path(path + ("limits",)), name))
+            continue
+        low, high = _number(value), _number(limits[name])
+        if low is not None and high is not None and low != high:
+            errors.append("%s: %s must be equal to %s limit of %s" % (fmt_path(path + ("requests", name)), value, name,
+                                                                      limits[name]))
     return errors
 
 

@@ -78,6 +78,22 @@ def test_api_rules_containers_volumes_template_labels():
     assert any(e.startswith("spec.template.metadata.labels: label 'ok'") for e in errors)
 
 
+def test_extended_resources_need_equal_limits():
+    # kubernetes pkg/apis/core/validation/validation.go ValidateResourceRequirements
+    assert p.resource_errors({"limits": {"nvidia.com/gpu": 8}}, ("r",)) == []
+    assert p.resource_errors({"requests": {"nvidia.com/gpu": "$GPU_PER_NODE"},
+                              "limits": {"nvidia.com/gpu": "$GPU_PER_NODE"}}, ("r",)) == []  # unrendered
+    assert p.resource_errors({"requests": {"cpu": 1, "memory": "1Gi"}}, ("r",)) == []  # may overcommit
+    assert p.resource_errors({"requests": {"vpc.amazonaws.com/efa": 32}}, ("r",)) == [
+        "r.limits: Limit must be set for non overcommitable resources (vpc.amazonaws.com/efa is requested without a limit)"]
+    assert p.resource_errors({"requests": {"nvidia.com/gpu": 4}, "limits": {"nvidia.com/gpu": 8}}, ("r",)) == [
+        "r.requests.nvidia.com/gpu: 4 must be equal to nvidia.com/gpu limit of 8"]
+    assert p.resource_errors({"limits": {"nvidia.com/gpu": 0.5}}, ("r",)) == ["r.limits.nvidia.com/gpu: 0.5 must be an integer"]
+    doc = job()
+    doc["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": 8}}
+    assert any("Limit must be set" in e for e in p.api_rule_errors(doc))
+
+
 def test_configmap_size_limit():
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"a": "x" * (1 << 20)}}
     assert any("more than the 1048576" in e for e in p.api_rule_errors(cm))
