@@ -61,6 +61,7 @@ def split_error(text):
         return parse_path(head), tail
     return (), str(text)
 
+
 # API server rules a schema cannot express
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -464,8 +464,8 @@ def _rule_inline_script(ctr, opts):
     lines, _bodies = split_script(body)
     constructs = control_flow(body)
     if len(lines) > opts["inline_script_max_lines"] and len(constructs) > opts["inline_script_max_control_flow"]:
-        where = "args" if ctr.data.get("args") and shell not in [os.path.basename(a) for a in
-                                                                   ctr.data.get("command") or []] else "command"
+        shells_in_command = [os.path.basename(a) for a in ctr.data.get("command") or []]
+        where = "args" if ctr.data.get("args") and shell not in shells_in_command else "command"
         yield ("%s runs `%s -c` with a %d-line inline script with control flow (%s)"
                % (ctr.title, shell, len(lines), ", ".join(sorted(set(constructs), key=constructs.index))),
                ctr.path + (where,), {"actual": len(constructs), "expected": opts["inline_script_max_control_flow"],
@@ -621,8 +621,8 @@ def unset_variable_findings(unset_by_var, opts=None, file_of=None):
     for name in sorted(unset_by_var):
         uses = unset_by_var[name]
         first_file, first_line = uses[0]
-        shown = ", ".join("%s:%d" % use for use in uses[:20]) + (" (and %d more)" % (len(uses) - 20)
-                                                                  if len(uses) > 20 else "")
+        more = " (and %d more)" % (len(uses) - 20) if len(uses) > 20 else ""
+        shown = ", ".join("%s:%d" % use for use in uses[:20]) + more
         out.append(finding("unset_variable", severity_of("unset_variable", opts),
                            "${%s} has no value; it is used at %s" % (name, shown), fix_of("unset_variable", opts),
                            file=first_file, line=first_line, path=name, actual=len(uses), expected=0,

@@ -268,15 +268,14 @@ def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs):
             rng = diag.get("range") or {}
             start = rng.get("start") or {}
             where = os.path.join(root, rng["filename"]) if rng.get("filename") else root
-            findings.append(finding("terraform_validate", "error", "%s%s" % (diag.get("summary"), (": " + diag["detail"])
-                                                                         if diag.get("detail") else ""),
-                                    "terraform -chdir=%s validate shows it in full" % node,
-                                    file=display_path(where, base), line=start.get("line") or 0,
-                                    column=start.get("column") or 0))
-            checks.append(check("terraform_validate", "%s:%s:%s" % (display_path(where, base), start.get("line") or 0,
-                                                                   start.get("column") or 0),
+            detail = (": " + diag["detail"]) if diag.get("detail") else ""
+            line, column = start.get("line") or 0, start.get("column") or 0
+            fix = "terraform -chdir=%s validate shows it in full" % node
+            findings.append(finding("terraform_validate", "error", "%s%s" % (diag.get("summary"), detail), fix,
+                                    file=display_path(where, base), line=line, column=column))
+            checks.append(check("terraform_validate", "%s:%s:%s" % (display_path(where, base), line, column),
                                 op="eq", actual=1, expected=0, unit="errors", message=str(diag.get("summary")),
-                                hint="terraform -chdir=%s validate shows it in full" % node))
+                                hint=fix))
         if not errors:
             checks.append(check("terraform_validate", node, op="eq", actual=0, expected=0, unit="errors"))
     return checks, findings, skipped

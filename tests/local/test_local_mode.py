@@ -205,8 +205,8 @@ def real(tmp_path_factory):
     shutil.copytree(str(FIXTURES), str(repo), ignore=shutil.ignore_patterns("sarif"))
     report = tmp_path_factory.mktemp("real-report")
     start = time.monotonic()
-    run = run_local([], report, cwd=repo, command=[str(ROOT / "rlstack-validate"), "local", ".", "--report-dir",
-                                                    str(report)])
+    command = [str(ROOT / "rlstack-validate"), "local", ".", "--report-dir", str(report)]
+    run = run_local([], report, cwd=repo, command=command)
     run.wall_s = time.monotonic() - start
     run.repo = repo
     return run

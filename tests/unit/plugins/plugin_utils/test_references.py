@@ -14,7 +14,6 @@ from ansible_collections.rlstack.validation.plugins.plugin_utils import _referen
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
 
-
 # ------------------------------------------------------------------------------------------ references
 
 
