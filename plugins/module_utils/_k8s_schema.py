@@ -21,7 +21,7 @@ import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
-    LintError, fmt_path, is_k8s_object, object_label)
+    LintError, fmt_path, is_k8s_object)
 from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_rules import containers, pod_specs
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_plain
 

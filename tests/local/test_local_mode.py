@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from local_helpers import ROOT, run_local
+from local_helpers import ROOT, real_repos, run_local
 
 INVENTORY = Path(os.environ.get("RLSTACK_LOCAL_TEST_INVENTORY") or ROOT / "inventories" / "sim")
 ROWS = ["local_manifests", "local_pitfalls", "local_shell", "local_yaml", "local_terraform", "local_references",
         "local_rendered"]
-FIXTURES = ROOT / "tests" / "local" / "fixtures"
 
 
 def inventory_examples():
@@ -200,9 +199,7 @@ def test_bad_set_reports(bad):
 def real(tmp_path_factory):
     """tests/local/fixtures (aws-samples/awsome-distributed-training and kubeflow/mpi-operator subsets) as
     a user's repository, with the one command of docs/local-mode.md; its wall time is recorded."""
-    repo = tmp_path_factory.mktemp("real") / "repo"
-    import shutil
-    shutil.copytree(str(FIXTURES), str(repo), ignore=shutil.ignore_patterns("sarif"))
+    repo = real_repos()
     report = tmp_path_factory.mktemp("real-report")
     start = time.monotonic()
     command = [str(ROOT / "rlstack-validate"), "local", ".", "--report-dir", str(report)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -17,8 +18,11 @@ from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint 
     ManifestLinter, is_envsubst_template, manifest_files)
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import line_of, load_all
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
+from local_helpers import real_repos  # noqa: E402 pylint: disable=wrong-import-position
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-FIXTURES = os.path.join(ROOT, "tests", "local", "fixtures")
+FIXTURES = str(real_repos())
 FSDP_DIR = os.path.join(FIXTURES, "awsome-distributed-training", "3.test_cases", "pytorch", "FSDP", "kubernetes")
 
 

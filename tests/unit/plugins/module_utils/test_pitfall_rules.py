@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import sys
 
 import pytest
 import yaml
@@ -20,8 +21,11 @@ import yaml
 from ansible_collections.rlstack.validation.plugins.module_utils import _pitfall_rules as r
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
+from local_helpers import real_repos  # noqa: E402 pylint: disable=wrong-import-position
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-FIXTURES = os.path.join(ROOT, "tests", "local", "fixtures")
+FIXTURES = str(real_repos())
 ADT = os.path.join(FIXTURES, "awsome-distributed-training")
 MPI = os.path.join(FIXTURES, "mpi-operator")
 FSDP = os.path.join(ADT, "3.test_cases", "pytorch", "FSDP", "kubernetes", "llama3_1_8b-fsdp.yaml")

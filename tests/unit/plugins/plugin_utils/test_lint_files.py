@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -14,8 +13,10 @@ import sys
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import display_path
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _lint_files as p
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
+from local_helpers import real_repos  # noqa: E402 pylint: disable=wrong-import-position
 
 
 def test_lint_files_walk_prunes_and_excludes(tmp_path):
@@ -64,7 +65,7 @@ def test_exclude_match(rel, patterns, expected):
 # ------------------------------------------------------------------------------------------ the real tools
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-TF_FIXTURE = os.path.join(ROOT, "tests", "local", "fixtures", "awsome-distributed-training", "1.architectures",
+TF_FIXTURE = os.path.join(str(real_repos()), "awsome-distributed-training", "1.architectures",
                           "5.sagemaker-hyperpod", "terraform-modules", "hyperpod-slurm-tf")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -15,9 +16,12 @@ from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint 
 from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_rules import simulator_inventory_findings
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _sarif
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
+from local_helpers import SARIF_SCHEMA, real_repos  # noqa: E402 pylint: disable=wrong-import-position
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-FIXTURES = os.path.join(ROOT, "tests", "local", "fixtures")
-SCHEMA = os.path.join(FIXTURES, "sarif", "sarif-schema-2.1.0.json")
+FIXTURES = str(real_repos())
+SCHEMA = str(SARIF_SCHEMA)
 
 
 @pytest.fixture(scope="module")
