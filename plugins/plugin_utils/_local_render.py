@@ -103,3 +103,44 @@ def collect(to_render, rendered, inline, namespace, owner, provided_env=()):
                                                 "ports": [{"name": "ray", "port": 6379}]}}})
     provided = list(provided_env or [])
     return [dict(item, provided_env=provided) for item in out]
+
+
+def render_from_descriptions(levels, descriptions, transport, run, namespace, owner, runner_dir):
+    """What to render, from each level's own description (roles/<level>/tasks/describe.yml, the one the
+    real run uses): [{source, template, id, ...}] in the registry's order. levels: the registry entries
+    (lookup rlstack.validation.levels); descriptions: {level id: <id>_description}.
+
+    transport kubernetes: the anchor Job, per probe level its ConfigMap (probe script + probe_common.py)
+    and one probe pod per target, each nccl-tests MPIJob; any transport: the Jobs of L5/L6."""
+    out = []
+    if transport == "kubernetes":
+        out.append({"source": "anchor Job", "template": "anchor_job.yml.j2", "id": "anchor"})
+    for level in levels or []:
+        described = (descriptions or {}).get(level["id"])
+        if not described:
+            continue
+        probe = described.get("probe")
+        if transport == "kubernetes" and probe:
+            # the runner's name of the level's probe objects (roles/runner/tasks/probe_kubernetes.yml)
+            name = dns_label("rlsv-%s-%s" % (run, level["id"]), 52)
+            out.append({"source": "%s probe ConfigMap" % level["level"], "template": "labels.yml.j2", "id": level["id"],
+                        "configmap": {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": {"name": name, "namespace": namespace, "ownerReferences": owner},
+                                      "data": {}},
+                        "data_files": {os.path.basename(probe["script"]): os.path.realpath(probe["script"]),
+                                       "probe_common.py": os.path.join(runner_dir, "files", "probe_common.py")}})
+            for target in described.get("targets") or []:
+                out.append({"source": "%s probe Pod on %s" % (level["level"], target["node"]),
+                            "template": "probe_pod.yml.j2", "id": level["id"], "target": target, "probe_name": name,
+                            "probe_timeout_s": int(probe["timeout_s"]), "probe_storage": bool(probe["storage"]),
+                            "probe_env": dict(probe.get("env") or {})})
+        mpijob = described.get("mpijob")
+        if transport == "kubernetes" and mpijob and len(mpijob.get("nodes") or []) >= 1:
+            spec = _checks.nccl_mpijob(mpijob["nodes"], mpijob["name"], mpijob["image"], mpijob.get("floors") or [],
+                                       mpijob.get("network") or [], float(mpijob.get("tolerance") or 0.0))
+            out.append({"source": "%s nccl-tests MPIJob" % level["level"], "template": "mpijob.yml.j2",
+                        "id": level["id"], "mpijob": spec["mpijob"]})
+        for job in described.get("jobs") or []:
+            out.append({"source": "%s %s %s Job" % (level["level"], described.get("mode", ""), job["name"]),
+                        "template": "job.yml.j2", "id": level["id"], "job": job["job"]})
+    return out

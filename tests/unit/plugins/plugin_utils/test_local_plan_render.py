@@ -61,3 +61,27 @@ def test_render_list_and_collect():
     assert out[2]["definition"]["metadata"]["labels"] == {"l": "v"}
     assert all(o["provided_env"] == ["LIBERO_CONFIG_PATH"] for o in out)
     assert _local_render.render_list("host", "r", "ns", [], probes, [], [], nodes, {}, "i", ROOT, ROOT) == []
+
+
+def test_render_from_the_levels_own_descriptions():
+    nodes = _local_render.representative_nodes(2, "p5.48xlarge", {"gpu_count": 8, "efa_devices": 32})
+    levels = [{"id": "l1_runtime", "level": "L1"}, {"id": "l3_multi_gpu", "level": "L3"},
+              {"id": "l5_training_step", "level": "L5"}, {"id": "l6_evaluation", "level": "L6"}]
+    script = os.path.join(ROOT, "roles", "l1_runtime", "files", "probe_runtime.py")
+    descriptions = {
+        "l1_runtime": {"id": "l1_runtime", "probe": {"script": script, "timeout_s": "300", "storage": False, "env": {}},
+                       "targets": nodes[:1], "mpijob": None},
+        "l3_multi_gpu": {"id": "l3_multi_gpu", "probe": None, "targets": [],
+                         "mpijob": {"name": "l3", "nodes": nodes, "image": "nccl:1", "floors": [], "network": ["efa"],
+                                    "tolerance": 0.1}},
+        "l5_training_step": {"id": "l5_training_step", "mode": "train",
+                             "jobs": [{"name": "one", "example": {}, "job": {"name": "train-one"}}]},
+    }
+    items = _local_render.render_from_descriptions(levels, descriptions, "kubernetes", "run1", "ns", [],
+                                                   os.path.join(ROOT, "roles", "runner"))
+    assert [i["source"] for i in items] == ["anchor Job", "L1 probe ConfigMap", "L1 probe Pod on " + nodes[0]["node"],
+                                            "L3 nccl-tests MPIJob", "L5 train one Job"]
+    assert items[1]["data_files"]["probe_runtime.py"] == script
+    assert items[2]["probe_timeout_s"] == 300 and items[3]["mpijob"]["workers"] == 2
+    host = _local_render.render_from_descriptions(levels, descriptions, "host", "run1", "ns", [], ROOT)
+    assert [i["source"] for i in host] == ["L5 train one Job"]
