@@ -173,7 +173,8 @@ def resource_errors(resources, path):
     """What ValidateResourceRequirements (Kubernetes pkg/apis/core/validation/validation.go) rejects for
     resources that cannot be overcommitted: a request without a limit ("Limit must be set for non
     overcommitable resources"), a request that differs from its limit ("must be equal to ... limit of ..."),
-    and a fractional extended resource ("must be an integer")."""
+    a fractional extended resource ("must be an integer"), and hugepages without cpu or memory ("HugePages
+    require cpu or memory")."""
     if not isinstance(resources, dict):
         return []
     requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
@@ -196,6 +197,9 @@ def resource_errors(resources, path):
         if low is not None and high is not None and low != high:
             errors.append("%s: %s must be equal to %s limit of %s" % (fmt_path(path + ("requests", name)), value, name,
                                                                       limits[name]))
+    names = set(requests) | set(limits)
+    if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
+        errors.append("%s: HugePages require cpu or memory" % fmt_path(path))
     return errors
 
 

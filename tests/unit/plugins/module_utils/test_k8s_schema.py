@@ -89,6 +89,8 @@ def test_extended_resources_need_equal_limits():
     assert p.resource_errors({"requests": {"nvidia.com/gpu": 4}, "limits": {"nvidia.com/gpu": 8}}, ("r",)) == [
         "r.requests.nvidia.com/gpu: 4 must be equal to nvidia.com/gpu limit of 8"]
     assert p.resource_errors({"limits": {"nvidia.com/gpu": 0.5}}, ("r",)) == ["r.limits.nvidia.com/gpu: 0.5 must be an integer"]
+    assert p.resource_errors({"limits": {"hugepages-2Mi": "5120Mi"}}, ("r",)) == ["r: HugePages require cpu or memory"]
+    assert p.resource_errors({"limits": {"hugepages-2Mi": "5120Mi", "memory": "8Gi"}}, ("r",)) == []
     doc = job()
     doc["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": 8}}
     assert any("Limit must be set" in e for e in p.api_rule_errors(doc))
