@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -198,7 +197,7 @@ def test_bad_set_reports(bad):
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     """tests/local/fixtures (aws-samples/awsome-distributed-training and kubeflow/mpi-operator subsets) as
-    a user's repository, with the one command of docs/local-mode.md; its wall time is recorded."""
+    a user's repository, with the one command of docs/local-mode.md."""
     repo = real_repos()
     report = tmp_path_factory.mktemp("real-report")
     start = time.monotonic()
@@ -218,7 +217,6 @@ def test_real_repositories_no_false_alarm(real):
         assert [f for f in findings if f["rule"] == rule] == [], rule
     assert [f for f in findings if not f["file"] or not f["line"]] == [f for f in findings
                                                                        if f["rule"] == "terraform_validate"]
-    real.wall_s  # noqa: B018  (recorded in docs/local-mode.md)
 
 
 def test_real_repositories_expected_findings(real):
