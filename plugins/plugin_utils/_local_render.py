@@ -66,7 +66,7 @@ def render_list(transport, run, namespace, owner, probes, mpijobs, example_sets,
             spec = _checks.nccl_mpijob(item["nodes"], item["name"], item["image"], item.get("floors") or [],
                                        item.get("network") or [], float(item.get("tolerance") or 0.0))
             out.append({"source": "%s nccl-tests MPIJob" % item["level"], "template": "mpijob.yml.j2", "id": item["id"],
-                        "mpijob": spec["mpijob"]})
+                        "mpijob": spec["mpijob"], "data_files": _mpijob_files(runner_dir)})
     for group in example_sets or []:
         for example in group.get("examples") or []:
             if int(example.get("nodes") or 1) > len(nodes or []):
@@ -78,9 +78,16 @@ def render_list(transport, run, namespace, owner, probes, mpijobs, example_sets,
     return out
 
 
+def _mpijob_files(runner_dir):
+    """The script every nccl-tests rank runs, shipped in a ConfigMap of the MPIJob's name
+    (roles/runner/tasks/mpijob.yml)."""
+    return {"nccl_tests_json.sh": os.path.join(runner_dir, "files", "nccl_tests_json.sh")}
+
+
 def collect(to_render, rendered, inline, namespace, owner, provided_env=()):
     """The manifests for rlstack.validation.manifest_lint: the inline objects, then each rendered template
-    (a ConfigMap gets the rendered labels and its data files; a multi-node Job is preceded on a real run by
+    (a ConfigMap gets the rendered labels and its data files; an MPIJob comes with the ConfigMap of its name
+    that holds its ranks' script; a multi-node Job is preceded on a real run by
     the headless Service runner/tasks/jobs.yml creates, so it is added here too)."""
     out = list(inline or [])
     for item, result in zip(to_render or [], rendered or []):
@@ -90,9 +97,15 @@ def collect(to_render, rendered, inline, namespace, owner, provided_env=()):
             out.append({"source": item["source"], "definition": definition, "data_files": item["data_files"]})
             continue
         out.append({"source": item["source"], "definition": result})
+        meta = (result or {}).get("metadata") or {}
+        if item.get("template") == "mpijob.yml.j2":
+            out.append({"source": item["source"] + " ConfigMap", "data_files": item.get("data_files") or {},
+                        "definition": {"apiVersion": "v1", "kind": "ConfigMap",
+                                       "metadata": {"name": meta.get("name"), "namespace": namespace,
+                                                    "labels": meta.get("labels") or {}, "ownerReferences": owner},
+                                       "data": {}}})
         spec = (result or {}).get("spec") or {}
         if item.get("template") == "job.yml.j2" and "completionMode" in spec:
-            meta = result.get("metadata") or {}
             out.append({"source": item["source"][:-len(" Job")] + " headless Service" if item["source"].endswith(" Job")
                         else item["source"] + " headless Service",
                         "definition": {"apiVersion": "v1", "kind": "Service",
@@ -139,7 +152,7 @@ def render_from_descriptions(levels, descriptions, transport, run, namespace, ow
             spec = _checks.nccl_mpijob(mpijob["nodes"], mpijob["name"], mpijob["image"], mpijob.get("floors") or [],
                                        mpijob.get("network") or [], float(mpijob.get("tolerance") or 0.0))
             out.append({"source": "%s nccl-tests MPIJob" % level["level"], "template": "mpijob.yml.j2",
-                        "id": level["id"], "mpijob": spec["mpijob"]})
+                        "id": level["id"], "mpijob": spec["mpijob"], "data_files": _mpijob_files(runner_dir)})
         for job in described.get("jobs") or []:
             out.append({"source": "%s %s %s Job" % (level["level"], described.get("mode", ""), job["name"]),
                         "template": "job.yml.j2", "id": level["id"], "job": job["job"]})

@@ -85,3 +85,15 @@ def test_render_from_the_levels_own_descriptions():
     assert items[2]["probe_timeout_s"] == 300 and items[3]["mpijob"]["workers"] == 2
     host = _local_render.render_from_descriptions(levels, descriptions, "host", "run1", "ns", [], ROOT)
     assert [i["source"] for i in host] == ["L5 train one Job"]
+
+
+def test_an_mpijob_comes_with_the_configmap_of_its_ranks_script():
+    items = [{"source": "L3 nccl-tests MPIJob", "template": "mpijob.yml.j2",
+              "data_files": {"nccl_tests_json.sh": "/runner/files/nccl_tests_json.sh"}}]
+    mpijob = {"kind": "MPIJob", "metadata": {"name": "rlsv-x-l3-nccl", "labels": {"a": "b"}}, "spec": {}}
+    out = _local_render.collect(items, [mpijob], [], "ns", [{"kind": "Job"}])
+    assert [o["source"] for o in out] == ["L3 nccl-tests MPIJob", "L3 nccl-tests MPIJob ConfigMap"]
+    config = out[1]
+    assert config["definition"]["metadata"] == {"name": "rlsv-x-l3-nccl", "namespace": "ns", "labels": {"a": "b"},
+                                                "ownerReferences": [{"kind": "Job"}]}
+    assert config["data_files"] == {"nccl_tests_json.sh": "/runner/files/nccl_tests_json.sh"}
