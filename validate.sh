@@ -9,8 +9,11 @@ readonly LEVELS="0 1 2 3 3.5 4 5 6"
 usage() {
   cat <<'EOF'
 Usage: ./validate.sh [--mode local|cluster] [--level N] [--skip-to N] [--example NAME]
-                     [--continue-on-error] [-i|--inventory PATH] [--path PATH]... [--report-dir DIR]
+                     [--continue-on-error] [-i|--inventory PATH] [--report-dir DIR]
+                     [--repo DIR] [--path PATH]... [--values FILE] [--set NAME=VALUE]...
+                     [--envsubst-vars LIST] [--with-collection] [--verbose]
                      [--dry-run] [-- ANSIBLE-PLAYBOOK-ARGS...]
+       rlstack-validate local [DIR] [OPTIONS]   (the same; lints DIR, default the current directory)
 
 Validates an RL training stack with the rlstack.validation playbooks, level by level (L0-L6 and
 Phase 0 = L3.5), or checks everything locally without a cluster.
@@ -23,8 +26,16 @@ Phase 0 = L3.5), or checks everything locally without a cluster.
   --skip-to N            start at level N (earlier levels are not run).
   --example NAME         run only this example of validation_examples in L5 and L6.
   --continue-on-error    run the later levels even after a level failed.
-  -i, --inventory PATH   the inventory (default: inventories/sim, the simulated cluster).
-  --path PATH            local mode: also check your own files or directories (repeatable).
+  -i, --inventory PATH   the inventory (default: inventories/sim, the simulated cluster; with --repo
+                         none, only localhost).
+  --repo DIR             local mode: lint exactly this repository (its manifests, found by content,
+                         scripts, YAML, every Terraform root module, its own file references).
+  --path PATH            local mode: also check these files or directories (repeatable).
+  --values FILE          local mode: NAME=value lines for the manifests' ${VAR} placeholders.
+  --set NAME=VALUE       local mode: one placeholder value (repeatable; wins over --values).
+  --envsubst-vars LIST   local mode: only these variables are placeholders, as envsubst '${A} ${B}'.
+  --with-collection      local mode: also render and check the collection's own manifests.
+  --verbose              local mode: print every finding, not only the errors.
   --report-dir DIR       write report.json and junit.xml there.
   --dry-run              print the ansible-playbook command instead of running it.
   -h, --help             print this help.
@@ -34,7 +45,9 @@ Environment: ECR_URI sets the training image (validation_image), NCCL_TEST_IMAGE
 image (validation_nccl_tests_image). The ansible-playbook of .venv/ is used when it exists.
 
 Examples:
-  ./validate.sh --mode local
+  rlstack-validate local ~/src/my-training-repo --values ~/src/my-training-repo/.env
+  ./validate.sh --mode local --repo . --set IMAGE_URI=123.dkr.ecr.us-east-1.amazonaws.com/train:v3
+  ./validate.sh --mode local                              # this collection itself
   ./validate.sh --mode cluster --level 3                 # stop after NCCL/EFA
   ./validate.sh --mode cluster --skip-to 2 --level 3     # --tags from_l2 --skip-tags from_l4
   ./validate.sh --mode cluster --level 5 --example maniskill-openvlaoft
@@ -95,6 +108,12 @@ report_dir=""
 dry_run=false
 paths=()
 passthrough=()
+repo=""
+values_file=""
+values=()
+envsubst_vars=""
+with_collection=false
+verbose=false
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -115,6 +134,16 @@ while [ $# -gt 0 ]; do
     --inventory=*) inventory=${1#*=}; shift ;;
     --path) paths+=("$(value_of "$@")"); shift 2 ;;
     --path=*) paths+=("${1#*=}"); shift ;;
+    --repo) repo=$(value_of "$@"); shift 2 ;;
+    --repo=*) repo=${1#*=}; shift ;;
+    --values) values_file=$(value_of "$@"); shift 2 ;;
+    --values=*) values_file=${1#*=}; shift ;;
+    --set) values+=("$(value_of "$@")"); shift 2 ;;
+    --set=*) values+=("${1#*=}"); shift ;;
+    --envsubst-vars) envsubst_vars=$(value_of "$@"); shift 2 ;;
+    --envsubst-vars=*) envsubst_vars=${1#*=}; shift ;;
+    --with-collection) with_collection=true; shift ;;
+    --verbose) verbose=true; shift ;;
     --report-dir) report_dir=$(value_of "$@"); shift 2 ;;
     --report-dir=*) report_dir=${1#*=}; shift ;;
     --dry-run) dry_run=true; shift ;;
@@ -138,13 +167,30 @@ if [ "$mode" = local ]; then
   if [ -n "$level" ] || [ -n "$skip_to" ]; then
     die "--level and --skip-to choose cluster levels; they do not apply to --mode local."
   fi
-elif [ ${#paths[@]} -gt 0 ]; then
-  die "--path only applies to --mode local."
+elif [ ${#paths[@]} -gt 0 ] || [ -n "$repo" ] || [ -n "$values_file" ] || [ ${#values[@]} -gt 0 ] \
+  || [ -n "$envsubst_vars" ] || [ "$with_collection" = true ] || [ "$verbose" = true ]; then
+  die "--repo, --path, --values, --set, --envsubst-vars, --with-collection and --verbose only apply to --mode local."
 fi
+if [ -n "$repo" ]; then
+  [ -d "$repo" ] || die "--repo $repo is not a directory."
+  repo=$(cd "$repo" && pwd)
+fi
+if [ -n "$values_file" ]; then
+  [ -f "$values_file" ] || die "--values $values_file is not a file."
+  values_file=$(cd "$(dirname "$values_file")" && pwd)/$(basename "$values_file")
+fi
+for pair in ${values[@]+"${values[@]}"}; do
+  case $pair in
+    [A-Za-z_]*=*) ;;
+    *) die "--set needs NAME=VALUE, not '$pair'." ;;
+  esac
+done
 if [ -n "$level" ] && [ -n "$skip_to" ] && [ "$(level_index "$skip_to")" -gt "$(level_index "$level")" ]; then
   die "--skip-to $skip_to comes after --level $level, so no level would run."
 fi
-if [ -z "$inventory" ]; then
+if [ -z "$inventory" ] && [ -n "$repo" ]; then
+  inventory=localhost,  # another repository: no cluster inventory needed, its values come from --values/--set
+elif [ -z "$inventory" ]; then
   inventory=$root/inventories/sim
 elif [ ! -e "$inventory" ] && [ "${inventory#*,}" = "$inventory" ]; then
   die "the inventory '$inventory' does not exist."
@@ -192,6 +238,18 @@ if [ ${#paths[@]} -gt 0 ]; then
   done
   command+=(-e "{\"local_checks_paths\": [$list]}")
 fi
+[ -z "$repo" ] || command+=(-e "{\"local_checks_path\": $(json_string "$repo")}")
+[ -z "$values_file" ] || command+=(-e "{\"local_checks_env_file\": $(json_string "$values_file")}")
+if [ ${#values[@]} -gt 0 ]; then
+  list=""
+  for pair in "${values[@]}"; do
+    list="${list:+$list, }$(json_string "${pair%%=*}"): $(json_string "${pair#*=}")"
+  done
+  command+=(-e "{\"local_checks_values\": {$list}}")
+fi
+[ -z "$envsubst_vars" ] || command+=(-e "{\"local_checks_envsubst_vars\": $(json_string "$envsubst_vars")}")
+[ "$with_collection" = false ] || command+=(-e local_checks_render=true)
+[ "$verbose" = false ] || command+=(-e local_checks_verbose=true)
 if [ ${#passthrough[@]} -gt 0 ]; then
   command+=("${passthrough[@]}")
 fi

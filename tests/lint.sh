@@ -8,7 +8,7 @@ echo "==> ansible-lint (production profile)"
 echo "==> yamllint"
 "$bin/yamllint" -s .
 echo "==> shellcheck"
-mapfile -t scripts < <(git ls-files --cached --others --exclude-standard -- '*.sh' validate.sh .ci/run | sort -u)
+mapfile -t scripts < <(git ls-files --cached --others --exclude-standard -- '*.sh' validate.sh rlstack-validate .ci/run | sort -u)
 existing=()
 for f in "${scripts[@]}"; do [ -f "$f" ] && existing+=("$f"); done
 "$bin/shellcheck" -x -S warning "${existing[@]}"

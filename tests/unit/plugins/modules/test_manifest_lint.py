@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rlstack.validation.plugins.modules import manifest_lint
@@ -54,10 +55,32 @@ def test_every_seed_pitfall_of_a_bad_job_is_reported(capsys):
     bad["spec"]["template"]["spec"]["volumes"] = []
     rc, out = run_module(capsys, {"schema": False, "manifests": [{"source": "bad", "definition": bad}]})
     assert rc == 0
-    names = {c["name"] for c in out["pitfall_checks"]}
-    assert {"deadline", "image_pull_policy", "image_tag", "dev_shm"} <= names
-    deadline = [c for c in out["pitfall_checks"] if c["name"] == "deadline"][0]
+    severity = dict((f["rule"], f["severity"]) for f in out["findings"])
+    assert severity == {"deadline": "error", "image_pull_policy": "warning", "image_tag": "warning",
+                        "dev_shm": "warning"}
+    # only errors fail a check; warnings are findings (console, report, SARIF)
+    assert [c["name"] for c in out["pitfall_checks"]] == ["deadline"]
+    deadline = out["pitfall_checks"][0]
     assert deadline["actual"] == 300 and deadline["expected"] == 600
+
+
+def test_severity_is_configurable(capsys):
+    bad = json.loads(json.dumps(GOOD_JOB))
+    bad["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = "Always"
+    rc, out = run_module(capsys, {"schema": False, "pitfalls": {"severity": {"image_pull_policy": "error"}},
+                                  "manifests": [{"source": "bad", "definition": bad}]})
+    assert rc == 0 and [c["name"] for c in out["pitfall_checks"]] == ["image_pull_policy"]
+    rc, out = run_module(capsys, {"schema": False, "pitfalls": {"rules": ["deadline"]},
+                                  "manifests": [{"source": "bad", "definition": bad}]})
+    assert out["findings"] == []
+
+
+def test_argument_spec_choices_are_the_rule_registry():
+    from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_rules import RULE_NAMES
+    spec = manifest_lint.argument_spec()["pitfalls"]["options"]["rules"]
+    assert spec["choices"] == list(RULE_NAMES)
+    documented = yaml.safe_load(manifest_lint.DOCUMENTATION)["options"]["pitfalls"]["suboptions"]["rules"]["choices"]
+    assert documented == list(RULE_NAMES)
 
 
 def test_a_schema_error_names_the_field(capsys):
