@@ -96,9 +96,10 @@ def local_nodes(count, instance_type, profile=None, subnet=1):
     return _local_render.representative_nodes(int(count), str(instance_type), _plain(profile or {}), int(subnet))
 
 
-def local_render_list(spec):
-    """What to render from the runner's templates (spec: the keyword arguments of _local_render.render_list)."""
-    return _local_render.render_list(**_plain(spec))
+def local_render_list(levels, descriptions, transport, run, namespace, owner, runner_dir):
+    """What to render from the runner's templates, from each level's own description."""
+    return _local_render.render_from_descriptions(_plain(levels or []), _plain(descriptions or {}), str(transport),
+                                                  str(run), str(namespace), _plain(owner or []), str(runner_dir))
 
 
 def local_collect_rendered(to_render, results, inline, namespace, owner, provided_env=None):

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The collection's own manifests for local mode's opt-in group local_rendered (controller only): the
-settings of the level roles, a representative cluster, the list of templates to render and the objects
-they give, as roles/local_checks/tasks/render.yml uses them."""
+settings of the level roles, a representative cluster, what to render from the levels' own descriptions
+(roles/<level>/tasks/describe.yml) and the objects it gives, as roles/local_checks/tasks/render.yml uses
+them."""
 
 from __future__ import annotations
 
@@ -35,47 +36,6 @@ def representative_nodes(count, instance_type, profile=None, subnet=1):
     return [{"node": "ip-10-0-%d-%d.us-east-2.compute.internal" % (int(subnet), 10 + index),
              "instance_type": instance_type, "gpus": int(profile.get("gpu_count") or 1),
              "efa": int(profile.get("efa_devices") or 0)} for index in range(int(count))]
-
-
-def render_list(transport, run, namespace, owner, probes, mpijobs, example_sets, nodes, frameworks, image,
-                roles_dir, runner_dir, simulator_env=None):
-    """What to render, in order: [{source, template, id, ...}] with the inputs each runner template reads.
-
-    transport kubernetes: the anchor Job, per probe level its ConfigMap (labels.yml.j2 gives its labels;
-    data from the probe files) and one probe pod per target, each nccl-tests MPIJob; any transport: one
-    Job per L5/L6 example that fits on the nodes."""
-    out = []
-    if transport == "kubernetes":
-        out.append({"source": "anchor Job", "template": "anchor_job.yml.j2", "id": "anchor"})
-        for probe in probes or []:
-            name = dns_label("rlsv-%s-%s" % (run, probe["id"]), 52)
-            out.append({"source": "%s probe ConfigMap" % probe["level"], "template": "labels.yml.j2",
-                        "id": probe["id"],
-                        "configmap": {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": {"name": name, "namespace": namespace, "ownerReferences": owner},
-                                      "data": {}},
-                        "data_files": {probe["script"]: os.path.realpath(os.path.join(roles_dir, probe["id"], "files",
-                                                                                      probe["script"])),
-                                       "probe_common.py": os.path.join(runner_dir, "files", "probe_common.py")}})
-            for target in probe.get("targets") or []:
-                out.append({"source": "%s probe Pod on %s" % (probe["level"], target["node"]),
-                            "template": "probe_pod.yml.j2", "id": probe["id"], "target": target, "probe_name": name,
-                            "probe_timeout_s": int(probe["timeout_s"]), "probe_storage": bool(probe["storage"]),
-                            "probe_env": dict(probe.get("env") or {})})
-        for item in mpijobs or []:
-            spec = _checks.nccl_mpijob(item["nodes"], item["name"], item["image"], item.get("floors") or [],
-                                       item.get("network") or [], float(item.get("tolerance") or 0.0))
-            out.append({"source": "%s nccl-tests MPIJob" % item["level"], "template": "mpijob.yml.j2", "id": item["id"],
-                        "mpijob": spec["mpijob"], "data_files": _mpijob_files(runner_dir)})
-    for group in example_sets or []:
-        for example in group.get("examples") or []:
-            if int(example.get("nodes") or 1) > len(nodes or []):
-                continue  # a real run gives it no Job either (its row says why)
-            job = _checks.example_job(example, group["mode"], frameworks, nodes, image, int(group["deadline_s"]),
-                                      simulator_env or {})
-            out.append({"source": "%s %s %s Job" % (group["level"], group["mode"], example.get("name", "")),
-                        "template": "job.yml.j2", "id": group["id"], "job": job})
-    return out
 
 
 def _mpijob_files(runner_dir):

@@ -41,17 +41,13 @@ def test_representative_nodes():
     assert _local_render.representative_nodes(1, "x", None, 2)[0]["gpus"] == 1
 
 
-def test_render_list_and_collect():
-    nodes = _local_render.representative_nodes(2, "p5.48xlarge", {"gpu_count": 8, "efa_devices": 32})
-    probes = [{"id": "l1_runtime", "level": "L1", "script": "probe_runtime.py", "targets": nodes[:1], "storage": False,
-               "timeout_s": 300, "env": {}}]
-    sets = [{"id": "l5_training_step", "level": "L5", "mode": "train", "deadline_s": 3600,
-             "examples": [{"name": "one", "framework": "custom"}, {"name": "big", "nodes": 3}]}]
-    items = _local_render.render_list("kubernetes", "run1", "ns", [], probes, [], sets, nodes, {"custom": {}}, "img:1",
-                                      os.path.join(ROOT, "roles"), os.path.join(ROOT, "roles", "runner"))
-    assert [i["source"] for i in items] == ["anchor Job", "L1 probe ConfigMap", "L1 probe Pod on " + nodes[0]["node"],
-                                            "L5 train one Job"]  # 'big' needs 3 nodes of 2: no Job
-    assert os.path.isfile(items[1]["data_files"]["probe_runtime.py"])
+def test_collect():
+    nodes = _local_render.representative_nodes(1, "p5.48xlarge", {"gpu_count": 8})
+    items = [{"source": "anchor Job", "template": "anchor_job.yml.j2"},
+             {"source": "L1 probe ConfigMap", "template": "labels.yml.j2", "data_files": {"p.py": "/p.py"},
+              "configmap": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}}},
+             {"source": "L1 probe Pod on " + nodes[0]["node"], "template": "probe_pod.yml.j2"},
+             {"source": "L5 train one Job", "template": "job.yml.j2"}]
     job = {"metadata": {"name": "train-one", "labels": {"a": "b"}}, "spec": {"completionMode": "Indexed"}}
     out = _local_render.collect(items, [{}, {"l": "v"}, {"kind": "Pod"}, job], [{"source": "Namespace"}], "ns", [],
                                 ["LIBERO_CONFIG_PATH"])
@@ -60,7 +56,6 @@ def test_render_list_and_collect():
                                           "L5 train one headless Service"]
     assert out[2]["definition"]["metadata"]["labels"] == {"l": "v"}
     assert all(o["provided_env"] == ["LIBERO_CONFIG_PATH"] for o in out)
-    assert _local_render.render_list("host", "r", "ns", [], probes, [], [], nodes, {}, "i", ROOT, ROOT) == []
 
 
 def test_render_from_the_levels_own_descriptions():
