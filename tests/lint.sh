@@ -12,4 +12,9 @@ mapfile -t scripts < <(git ls-files --cached --others --exclude-standard -- '*.s
 existing=()
 for f in "${scripts[@]}"; do [ -f "$f" ] && existing+=("$f"); done
 "$bin/shellcheck" -x -S warning "${existing[@]}"
+echo "==> tracked links"
+# The only link the collection ships is its own FQCN path; a tracked .venv link replaces a checkout's
+# virtual environment on merge (it happened once).
+links=$(git ls-files -s | awk '$1 == "120000" {print $4}' | grep -vx '.collections/ansible_collections/rlstack/validation' || true)
+if [ -n "$links" ]; then echo "lint: tracked symbolic links other than .collections/: $links"; exit 1; fi
 echo "lint: ok"
