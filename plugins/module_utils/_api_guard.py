@@ -21,6 +21,7 @@ Settings (environment of the module, set by validate.yml from validation_api_*):
   RLSTACK_API_READ_TIMEOUT_S     read timeout of one attempt (default 15)
   RLSTACK_API_STATE              a file that records an unreachable server across tasks (optional): while
                                  it exists a call makes one short attempt instead of retrying for the bound
+  RLSTACK_API_STATE_TTL_S        a mark older than this is ignored (left by an earlier run; default 60)
   RLSTACK_CLUSTER                the cluster's name in the inventory, for the message
 """
 
@@ -35,7 +36,7 @@ import socket
 import sys
 import time
 
-DEFAULTS = {"total_s": 40.0, "connect_s": 5.0, "read_s": 15.0}
+DEFAULTS = {"total_s": 40.0, "connect_s": 5.0, "read_s": 15.0, "state_ttl_s": 60.0}
 # While the server is known to be unreachable (RLSTACK_API_STATE exists): one attempt this short.
 SHORT_ATTEMPT_S = 2.0
 BACKOFF_FIRST_S = 0.5
@@ -58,12 +59,13 @@ CHECK = ("check the endpoint in the kubeconfig, the network path to it (VPN, pro
 class Bounds:
     """The bounds of one call, from the environment."""
 
-    def __init__(self, total_s=None, connect_s=None, read_s=None, state_file="", cluster=""):
+    def __init__(self, total_s=None, connect_s=None, read_s=None, state_file="", cluster="", state_ttl_s=None):
         self.total_s = float(DEFAULTS["total_s"] if total_s is None else total_s)
         self.connect_s = float(DEFAULTS["connect_s"] if connect_s is None else connect_s)
         self.read_s = float(DEFAULTS["read_s"] if read_s is None else read_s)
         self.state_file = state_file or ""
         self.cluster = cluster or ""
+        self.state_ttl_s = float(DEFAULTS["state_ttl_s"] if state_ttl_s is None else state_ttl_s)
 
     @classmethod
     def from_env(cls, env=None):
@@ -79,7 +81,7 @@ class Bounds:
 
         return cls(number("RLSTACK_API_TIMEOUT_S"), number("RLSTACK_API_CONNECT_TIMEOUT_S"),
                    number("RLSTACK_API_READ_TIMEOUT_S"), env.get("RLSTACK_API_STATE", ""),
-                   env.get("RLSTACK_CLUSTER", ""))
+                   env.get("RLSTACK_CLUSTER", ""), number("RLSTACK_API_STATE_TTL_S"))
 
 
 def _chain(exc):
@@ -172,8 +174,12 @@ def unreachable_message(cluster, method, url, seconds, attempts, reason):
                reason, CHECK))
 
 
-def _state_fresh(path):
-    return bool(path) and os.path.exists(path)
+def _state_fresh(path, ttl_s):
+    """A mark younger than ttl_s (an older one is from an earlier run)."""
+    try:
+        return bool(path) and time.time() - os.path.getmtime(path) < ttl_s
+    except OSError:
+        return False
 
 
 def _mark(path, message):
@@ -204,7 +210,7 @@ def bounded_call(send, method, url, bounds, clock=time.monotonic, sleep=time.sle
     makes one short attempt, so the rest of the run (its cleanup) ends quickly.
     """
     start = clock()
-    known_down = _state_fresh(bounds.state_file)
+    known_down = _state_fresh(bounds.state_file, bounds.state_ttl_s)
     total = min(bounds.total_s, 2 * SHORT_ATTEMPT_S) if known_down else bounds.total_s
     delay = BACKOFF_FIRST_S
     attempts = 0
@@ -230,7 +236,7 @@ def bounded_call(send, method, url, bounds, clock=time.monotonic, sleep=time.sle
                     raise
                 message = unreachable_message(bounds.cluster, method, url, spent, attempts, found[1])
                 _mark(bounds.state_file, message)
-                raise APIUnreachableError(message, found[1]) from exc
+                raise APIUnreachableError(message, found[1]) from None
             sleep(wait)
             delay = min(BACKOFF_MAX_S, delay * 2)
             continue

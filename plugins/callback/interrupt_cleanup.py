@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: interrupt_cleanup
+type: aggregate
+author:
+  - rlstack.validation maintainers (@rlstack)
+version_added: 1.1.0
+short_description: Delete a validation run's objects at once when the run is interrupted
+description:
+  - An interrupted ansible-playbook (Ctrl-C, SIGTERM, SIGHUP from a closed terminal, an AWX cancel, which
+    sends SIGKILL to its process group) runs none of the playbook's cleanup. When a run creates its anchor
+    Job, this callback starts a watchdog process in a session of its own and tells it the run's id, namespace
+    and the cluster access the run used. If ansible-playbook ends before the playbook's end, the watchdog
+    deletes every object labelled with the run id (within about 25 s) and prints one line saying what it did.
+  - When the API server cannot be reached, nothing is deleted and the run's lease (the anchor Job's deadline)
+    deletes the objects later, as before.
+  - Under AWX with container isolation a cancel removes the job's container, watchdog included; there the
+    lease is what deletes the objects.
+requirements:
+  - enable it with C(callbacks_enabled = rlstack.validation.interrupt_cleanup) in C(ansible.cfg)
+  - the kubernetes Python client and kubernetes.core on the controller (as for the run itself)
+"""
+
+EXAMPLES = r"""
+# ansible.cfg
+# [defaults]
+# callbacks_enabled = rlstack.validation.report, rlstack.validation.interrupt_cleanup
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from ansible.plugins.callback import CallbackBase
+
+from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_guard
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_COLLECTION = os.path.dirname(os.path.dirname(_HERE))
+_WATCHDOG = os.path.join(_COLLECTION, "plugins", "plugin_utils", "_run_guard.py")
+_API_GUARD = os.path.join(_COLLECTION, "plugins", "module_utils", "_api_guard.py")
+_RUNNER_VARS = os.path.join(_COLLECTION, "roles", "runner", "vars", "main.yml")
+
+
+def _runner_kinds():
+    """What the runner creates, from its one home (roles/runner/vars/main.yml, __runner_kinds)."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(_RUNNER_VARS) as handle:
+        return yaml.safe_load(handle)["__runner_kinds"]
+
+
+def _collections_root():
+    """The directory that holds ansible_collections/kubernetes/core, for the watchdog's sys.path."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client  # pylint: disable=import-outside-toplevel
+    path = os.path.abspath(client.__file__)
+    for _ in range(7):
+        path = os.path.dirname(path)
+    return path
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "rlstack.validation.interrupt_cleanup"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self, display=None):
+        super().__init__(display=display)
+        self._watchdog = None
+        self._anchors = {}
+        self._namespaces = {}
+
+    def _send(self, event):
+        if self._watchdog is None:
+            return
+        try:
+            self._watchdog.stdin.write((json.dumps(event) + "\n").encode("utf-8"))
+            self._watchdog.stdin.flush()
+        except (OSError, ValueError):
+            self._watchdog = None
+
+    def _start(self):
+        if self._watchdog is not None:
+            return True
+        try:
+            env = dict(os.environ, RLSTACK_API_GUARD_FILE=_API_GUARD,
+                       PYTHONPATH=os.pathsep.join(p for p in (_collections_root(), os.environ.get("PYTHONPATH")) if p))
+            self._watchdog = subprocess.Popen(  # pylint: disable=consider-using-with
+                [sys.executable, _WATCHDOG, str(os.getpid())], stdin=subprocess.PIPE, env=env,
+                start_new_session=True, close_fds=True)
+        except (OSError, ImportError) as exc:
+            self._display.warning("rlstack.validation.interrupt_cleanup: could not start the watchdog (%s); an "
+                                  "interrupted run's objects are deleted by its lease" % exc)
+            return False
+        fd = self._watchdog.stdin.fileno()
+
+        def close_in_child():
+            # Forked workers must not keep the pipe open: its end is how the watchdog learns the run ended.
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+        os.register_at_fork(after_in_child=close_in_child)
+        return True
+
+    def v2_runner_on_ok(self, result):
+        res = getattr(result, "_result", None) or {}
+        host = result._host.get_name()
+        args = (res.get("invocation") or {}).get("module_args") or {}
+        anchor = _run_guard.anchor_of(res)
+        if anchor is not None and args.get("state", "present") == "present":
+            namespace, run_id, name = anchor
+            if not self._start():
+                return
+            self._anchors[host] = name
+            self._send({"event": "run", "host": host, "namespace": namespace, "run_id": run_id, "anchor": name,
+                        "auth": _run_guard.auth_from_module_args(args), "kinds": _runner_kinds(),
+                        "namespace_created": self._namespaces.get(host) == (namespace, run_id)})
+            return
+        obj = res.get("result")
+        if isinstance(obj, dict) and obj.get("kind") == "Namespace" and args.get("state", "present") == "present":
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            if labels.get(_run_guard.RUN_LABEL):
+                self._namespaces[host] = (obj["metadata"].get("name"), labels[_run_guard.RUN_LABEL])
+        if args.get("state") == "absent" and args.get("kind") == "Job" and host in self._anchors \
+                and args.get("name") == self._anchors[host]:
+            self._send({"event": "done", "host": host})
+
+    def v2_playbook_on_stats(self, stats):
+        if self._watchdog is not None:
+            self._send({"event": "end"})
+            try:
+                self._watchdog.stdin.close()
+                self._watchdog.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            self._watchdog = None

@@ -1,0 +1,224 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Cleanup at once when a run is interrupted: a watchdog process outside ansible-playbook's process group.
+
+Why a separate process: an interrupted ansible-playbook runs none of the playbook's cleanup. Ctrl-C raises
+KeyboardInterrupt in the controller (ansible/executor/task_queue_manager.py, _signal_handler, ansible-core
+2.19), SIGTERM and SIGHUP end it, and an AWX/ansible-runner cancel sends SIGKILL to its whole process group
+(ansible_runner/runner.py, Runner.handle_termination, ansible-runner 2.4.3), so no code inside it may run.
+The callback rlstack.validation.interrupt_cleanup starts this watchdog in a session of its own
+(start_new_session) with a pipe on its stdin and tells it each run's anchor as it is created. When the pipe
+closes (the controller is gone, however it ended) before the run said "end", the watchdog deletes every
+object labelled with the run id in the run's namespace (and the namespace if the run created it), bounded
+in time; when it cannot reach the API server, the run's lease (the anchor Job's deadline) remains the
+backstop.
+
+Protocol, one JSON object per line: {"event": "run", "host", "namespace", "run_id", "auth", "kinds",
+"namespace_created"}, {"event": "done", "host"} (that cluster's run removed its objects itself), {"event":
+"end"} (the playbook ended normally: nothing to do).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+
+RUN_LABEL = "rlstack.io/run-id"
+# The whole cleanup of one cluster must end within this bound (the issue's 30 s, less startup).
+CLEANUP_BOUND_S = 25.0
+# kubernetes.core's auth options (plugins/module_utils/args_common.py AUTH_ARG_MAP values) that may be passed on.
+AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "username", "password", "validate_certs", "ca_cert",
+             "client_cert", "client_key", "proxy", "no_proxy", "proxy_headers", "persist_config",
+             "impersonate_user", "impersonate_groups")
+NO_LOG_MARK = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+
+
+def auth_from_module_args(module_args):
+    """The auth options of a kubernetes.core call, without values Ansible masked (no_log) or left unset:
+    those come from the environment (K8S_AUTH_*) in the watchdog as they did in the module."""
+    out = {}
+    for key in AUTH_KEYS:
+        value = (module_args or {}).get(key)
+        if value is None or value == NO_LOG_MARK or (isinstance(value, str) and NO_LOG_MARK in value):
+            continue
+        out[key] = value
+    return out
+
+
+def anchor_of(result):
+    """(namespace, run_id, anchor name) when a kubernetes.core result is the creation of a run's anchor Job."""
+    obj = (result or {}).get("result")
+    if not isinstance(obj, dict) or obj.get("kind") != "Job":
+        return None
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if labels.get("app.kubernetes.io/component") != "anchor" or \
+            labels.get("app.kubernetes.io/managed-by") != "rlstack.validation" or not labels.get(RUN_LABEL):
+        return None
+    return meta.get("namespace") or "default", labels[RUN_LABEL], meta.get("name") or ""
+
+
+def plural(kind):
+    """The resource name of the kinds the runner creates (all regular English plurals)."""
+    return kind.lower() + "s"
+
+
+def collection_path(api_version, kind, namespace):
+    group = "/api/v1" if api_version == "v1" else "/apis/" + api_version
+    return "%s/namespaces/%s/%s" % (group, namespace, plural(kind))
+
+
+class Cleaner:
+    """Deletes one run's objects through an ApiClient of the kubernetes client (bounded by the API guard)."""
+
+    def __init__(self, api_client, clock=time.monotonic):
+        self.api = api_client
+        self.clock = clock
+
+    def _call(self, method, path, query=None, body=None):
+        data = self.api.call_api(path, method, query_params=list((query or {}).items()), body=body,
+                                 header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                                 response_type="object", auth_settings=["BearerToken"], _return_http_data_only=True,
+                                 _request_timeout=(5, 10))
+        return data or {}
+
+    def names(self, run, kind):
+        try:
+            listed = self._call("GET", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
+                                {"labelSelector": "%s=%s" % (RUN_LABEL, run["run_id"])})
+        except Exception as exc:  # pylint: disable=broad-except
+            if getattr(exc, "status", None) == 404:  # the kind (an MPIJob CRD) is not installed
+                return []
+            raise
+        return [item["metadata"]["name"] for item in listed.get("items") or []
+                if not (item.get("metadata") or {}).get("deletionTimestamp")]
+
+    def delete_run(self, run, bound_s=CLEANUP_BOUND_S):
+        """Delete every object of the run, owners first; wait (bounded) until they are gone. Returns
+        (deleted count, objects left, error text)."""
+        start = self.clock()
+        selector = {"labelSelector": "%s=%s" % (RUN_LABEL, run["run_id"])}
+        deleted, error = 0, ""
+        for kind in run["kinds"]:
+            try:
+                count = len(self.names(run, kind))
+                if count:
+                    self._call("DELETE", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
+                               selector, {"propagationPolicy": "Background"})
+                    deleted += count
+            except Exception as exc:  # pylint: disable=broad-except
+                error = str(exc).splitlines()[0][:300]
+        left = []
+        while self.clock() - start < bound_s:
+            try:
+                left = ["%s/%s" % (kind["kind"], name) for kind in run["kinds"] for name in self.names(run, kind)]
+            except Exception as exc:  # pylint: disable=broad-except
+                error = str(exc).splitlines()[0][:300]
+                break
+            if not left:
+                break
+            time.sleep(0.5)
+        if run.get("namespace_created") and not error:
+            try:
+                self._call("DELETE", "/api/v1/namespaces/%s" % run["namespace"], None,
+                           {"propagationPolicy": "Background"})
+            except Exception as exc:  # pylint: disable=broad-except
+                error = str(exc).splitlines()[0][:300]
+        return deleted, left, error
+
+
+def api_client_for(auth):
+    """A kubernetes ApiClient configured exactly as kubernetes.core configures its modules' clients."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import (  # pylint: disable=import-outside-toplevel
+        _create_auth_spec, _create_configuration, _create_headers)
+    import kubernetes  # pylint: disable=import-outside-toplevel
+    configuration = _create_configuration(_create_auth_spec(**auth))
+    client = kubernetes.client.ApiClient(configuration)
+    for header, value in _create_headers(**auth).items():
+        client.set_default_header(header, ",".join(value) if isinstance(value, list) else value)
+    return client
+
+
+def cleanup(runs, done, say, client_for=api_client_for):
+    """Delete the objects of every run not marked done; one line per cluster on say()."""
+    for host, run in runs.items():
+        if host in done:
+            continue
+        started = time.monotonic()
+        try:
+            deleted, left, error = Cleaner(client_for(run.get("auth") or {})).delete_run(run)
+        except Exception as exc:  # pylint: disable=broad-except
+            deleted, left, error = 0, [], str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        took = time.monotonic() - started
+        if left or error:
+            say("rlstack.validation: the run %s on %s was interrupted and its objects in namespace %s could not all "
+                "be deleted (%s); the run's lease deletes them when the anchor Job's deadline passes, or run "
+                "playbooks/cleanup.yml -e validation_run_id=%s."
+                % (run["run_id"], host, run["namespace"], error or "still there after %.0f s: %s"
+                   % (took, ", ".join(left[:5])), run["run_id"]))
+        else:
+            say("rlstack.validation: the run %s on %s was interrupted; its %d object(s) in namespace %s were deleted "
+                "in %.1f s." % (run["run_id"], host, deleted, run["namespace"], took))
+
+
+def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5):
+    """Read events until the stream closes or the parent is gone; then clean up unless the run ended."""
+    runs, done, buffer = {}, set(), b""
+    fd = stream.fileno()
+    while True:
+        ready, _, _ = select.select([fd], [], [], poll_s)
+        if not ready:
+            try:
+                os.kill(parent_pid, 0)
+                continue
+            except OSError:
+                break  # the controller is gone, its pipe kept open by a stray child
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            try:
+                event = json.loads(line.decode("utf-8"))
+            except ValueError:
+                continue
+            kind = event.get("event")
+            if kind == "end":
+                return "end"
+            if kind == "run":
+                runs[event["host"]] = event
+                done.discard(event["host"])
+            elif kind == "done":
+                done.add(event.get("host"))
+    if any(host not in done for host in runs):
+        cleanup(runs, done, say, client_for)
+        return "cleaned"
+    return "nothing"
+
+
+def main():
+    guard = os.environ.get("RLSTACK_API_GUARD_FILE", "")
+    if guard and os.path.isfile(guard):
+        import importlib.util  # pylint: disable=import-outside-toplevel
+        spec = importlib.util.spec_from_file_location("_rlstack_api_guard", guard)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.install()
+    os.environ.setdefault("RLSTACK_API_TIMEOUT_S", "10")
+
+    def say(text):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    watch(sys.stdin.buffer, int(sys.argv[1]), say)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
