@@ -10,7 +10,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario bench changelog clean
+        sim-status sim-scenario bench changelog clean test-faults
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
@@ -62,6 +62,10 @@ sanity: venv
 
 test-sim: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -m sim
+
+# Every fault of tests/faults (about 15 minutes on 2 cores); make test runs the subset also marked `sim`.
+test-faults: venv sim-build
+	bash tests/with_sim.sh $(BIN)/pytest tests/faults -q -p no:cacheprovider -m faults
 
 test-molecule: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/molecule -q -m molecule

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, as `make test` runs it: lint, ansible-test sanity, unit tests, then the
-# tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios).
+# tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios, and the
+# representative subset of the fault-injection suite: its tests also marked sim; make test-faults runs all).
 # The cluster is started for those and stopped afterwards, also when a test fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -14,7 +15,7 @@ step() {  # name, command...
 py=.venv/bin/pytest
 step "lint" bash tests/lint.sh
 step "ansible-test sanity" bash tests/sanity.sh
-step "unit and local tests" "$py" -q -p no:cacheprovider -m "not sim and not molecule and not gpu"
+step "unit and local tests" "$py" -q -p no:cacheprovider -m "not sim and not molecule and not gpu and not faults"
 step "simulated cluster: smoke, AWX runner and molecule tests" \
   bash tests/with_sim.sh "$py" -q -p no:cacheprovider -m "sim or molecule"
 printf '\n==> %s in %ss\n' "$([ ${#failed[@]} -eq 0 ] && echo "all tests passed" || echo "FAILED: ${failed[*]}")" \

@@ -45,7 +45,8 @@ from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_gua
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _COLLECTION = os.path.dirname(os.path.dirname(_HERE))
 _WATCHDOG = os.path.join(_COLLECTION, "plugins", "plugin_utils", "_run_guard.py")
-_API_GUARD = os.path.join(_COLLECTION, "plugins", "module_utils", "_api_guard.py")
+# The directory that holds ansible_collections/rlstack/validation (a checkout's .collections, or an install path).
+_OWN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(_COLLECTION)))
 _RUNNER_VARS = os.path.join(_COLLECTION, "roles", "runner", "vars", "main.yml")
 
 
@@ -90,8 +91,8 @@ class CallbackModule(CallbackBase):
         if self._watchdog is not None:
             return True
         try:
-            env = dict(os.environ, RLSTACK_API_GUARD_FILE=_API_GUARD,
-                       PYTHONPATH=os.pathsep.join(p for p in (_collections_root(), os.environ.get("PYTHONPATH")) if p))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                p for p in (_OWN_ROOT, _collections_root(), os.environ.get("PYTHONPATH")) if p))
             self._watchdog = subprocess.Popen(  # pylint: disable=consider-using-with
                 [sys.executable, _WATCHDOG, str(os.getpid())], stdin=subprocess.PIPE, env=env,
                 start_new_session=True, close_fds=True)
@@ -133,6 +134,13 @@ class CallbackModule(CallbackBase):
         if args.get("state") == "absent" and args.get("kind") == "Job" and host in self._anchors \
                 and args.get("name") == self._anchors[host]:
             self._send({"event": "done", "host": host})
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        """A call that gave up on the API server (the API guard's sentence): the run's own cleanup will fail
+        too, so the watchdog keeps trying after the run ends."""
+        res = getattr(result, "_result", None) or {}
+        if self._watchdog is not None and _run_guard.UNREACHABLE_MARK in str(res.get("msg", "")):
+            self._send({"event": "unreachable", "host": result._host.get_name()})
 
     def v2_playbook_on_stats(self, stats):
         if self._watchdog is not None:

@@ -52,6 +52,7 @@ _CONNECT_NAMES = {"NewConnectionError": "connection refused", "ConnectTimeoutErr
 _READ_NAMES = {"ReadTimeoutError": "read timed out", "ProtocolError": "connection reset",
                "RemoteDisconnected": "connection closed by the server", "IncompleteRead": "connection reset",
                "SSLError": "TLS error"}
+MESSAGE_START = "The Kubernetes API server of "
 CHECK = ("check the endpoint in the kubeconfig, the network path to it (VPN, proxy, security groups) and "
          "that the credentials have not expired (aws eks get-token / kubeconfig token)")
 
@@ -169,7 +170,7 @@ class APIUnreachableError(Exception):
 
 def unreachable_message(cluster, method, url, seconds, attempts, reason):
     where = "cluster %s (%s)" % (cluster, endpoint_of(url)) if cluster else "the cluster at %s" % endpoint_of(url)
-    return ("The Kubernetes API server of %s did not answer %s %s within %.0f s (%d attempt%s, last: %s): %s."
+    return (MESSAGE_START + "%s did not answer %s %s within %.0f s (%d attempt%s, last: %s): %s."
             % (where, str(method).upper(), path_of(url), seconds, attempts, "" if attempts == 1 else "s",
                reason, CHECK))
 
@@ -256,6 +257,38 @@ def _no_urllib3_retries(client):
     pool_kw["retries"] = Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
 
 
+_FORBIDDEN = re.compile(r'cannot (?P<verb>\w+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
+                        r'(?: in the namespace "(?P<namespace>[^"]+)"| at the cluster scope)')
+
+
+def forbidden_sentence(message):
+    """The API server's RBAC denial ('User "u" cannot delete resource "configmaps" in API group "" in the
+    namespace "ns"', k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go) as the permission to
+    add: 'forbidden: needs delete on configmaps in namespace ns'. None when the text is not such a denial."""
+    match = _FORBIDDEN.search(message or "")
+    if not match:
+        return None
+    resource = match.group("resource") + ("." + match.group("group") if match.group("group") else "")
+    where = "in namespace %s" % match.group("namespace") if match.group("namespace") else "at the cluster scope"
+    return ("forbidden: needs %s on %s %s (add it to the Role or ClusterRole of rbac/rlstack-validation.yml, "
+            "docs/security.md)" % (match.group("verb"), resource, where))
+
+
+def _explain_forbidden(exc):
+    """Put the missing permission first in a 403's message (kubernetes.core prints the body's message)."""
+    body = getattr(exc, "body", None)
+    try:
+        status = json.loads(body) if body else None
+    except (TypeError, ValueError):
+        return
+    if not isinstance(status, dict):
+        return
+    sentence = forbidden_sentence(status.get("message"))
+    if sentence and not str(status.get("message", "")).startswith("forbidden: needs"):
+        status["message"] = "%s: %s" % (sentence, status.get("message"))
+        exc.body = json.dumps(status)
+
+
 def _guard_request(original):
     def request(self, method, url, *args, **kwargs):
         if kwargs.get("_request_timeout"):
@@ -266,7 +299,12 @@ def _guard_request(original):
         def send(timeout):
             return original(self, method, url, *args, **dict(kwargs, _request_timeout=timeout))
 
-        return bounded_call(send, method, url, bounds)
+        try:
+            return bounded_call(send, method, url, bounds)
+        except Exception as exc:  # pylint: disable=broad-except
+            if getattr(exc, "status", None) == 403:
+                _explain_forbidden(exc)
+            raise
 
     request.__wrapped__ = original
     return request

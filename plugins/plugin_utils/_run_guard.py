@@ -16,8 +16,9 @@ in time; when it cannot reach the API server, the run's lease (the anchor Job's 
 backstop.
 
 Protocol, one JSON object per line: {"event": "run", "host", "namespace", "run_id", "auth", "kinds",
-"namespace_created"}, {"event": "done", "host"} (that cluster's run removed its objects itself), {"event":
-"end"} (the playbook ended normally: nothing to do).
+"namespace_created"}, {"event": "done", "host"} (that cluster's run removed its objects itself),
+{"event": "unreachable", "host"} (a call to that cluster's API server gave up), {"event": "end"} (the
+playbook ended: nothing to do, unless a cluster was unreachable and its run not done: then linger()).
 """
 
 from __future__ import annotations
@@ -28,9 +29,14 @@ import select
 import sys
 import time
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _api_guard
+
 RUN_LABEL = "rlstack.io/run-id"
+UNREACHABLE_MARK = _api_guard.MESSAGE_START
 # The whole cleanup of one cluster must end within this bound (the issue's 30 s, less startup).
 CLEANUP_BOUND_S = 25.0
+# After a run that lost its API server ended, how long the watchdog keeps trying to delete what it left.
+LINGER_S = float(os.environ.get("RLSTACK_CLEANUP_LINGER_S", "300"))
 # kubernetes.core's auth options (plugins/module_utils/args_common.py AUTH_ARG_MAP values) that may be passed on.
 AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "username", "password", "validate_certs", "ca_cert",
              "client_cert", "client_key", "proxy", "no_proxy", "proxy_headers", "persist_config",
@@ -166,9 +172,33 @@ def cleanup(runs, done, say, client_for=api_client_for):
                 "in %.1f s." % (run["run_id"], host, deleted, run["namespace"], took))
 
 
-def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5):
-    """Read events until the stream closes or the parent is gone; then clean up unless the run ended."""
-    runs, done, buffer = {}, set(), b""
+def linger(runs, say, client_for=api_client_for, linger_s=LINGER_S, every_s=5.0):
+    """The run ended while its API server was unreachable, so its own cleanup failed: retry in the background
+    for linger_s, so that a server that comes back soon gets the objects deleted then, not at the lease."""
+    deadline = time.monotonic() + linger_s
+    left = dict(runs)
+    while left and time.monotonic() < deadline:
+        for host, run in list(left.items()):
+            try:
+                deleted, remaining, error = Cleaner(client_for(run.get("auth") or {})).delete_run(run)
+            except Exception:  # pylint: disable=broad-except
+                continue
+            if not remaining and not error:
+                say("rlstack.validation: the API server of %s answers again; the %d object(s) the run %s left in "
+                    "namespace %s were deleted." % (host, deleted, run["run_id"], run["namespace"]))
+                del left[host]
+        if left:
+            time.sleep(every_s)
+
+
+def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5, linger_s=None):
+    """Read events until the stream closes or the parent is gone; then clean up unless the run ended.
+
+    An "unreachable" event (a call of that cluster gave up: the API guard's sentence) makes the watchdog
+    retry the cleanup after a normal end too (linger), when the run could not remove its objects itself.
+    """
+    linger_s = LINGER_S if linger_s is None else linger_s
+    runs, done, unreachable, buffer = {}, set(), set(), b""
     fd = stream.fileno()
     while True:
         ready, _, _ = select.select([fd], [], [], poll_s)
@@ -190,8 +220,14 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5):
                 continue
             kind = event.get("event")
             if kind == "end":
-                return "end"
-            if kind == "run":
+                lost = [h for h in runs if h in unreachable and h not in done]
+                if not lost:
+                    return "end"
+                linger({h: runs[h] for h in lost}, say, client_for, linger_s)
+                return "lingered"
+            if kind == "unreachable":
+                unreachable.add(event.get("host"))
+            elif kind == "run":
                 runs[event["host"]] = event
                 done.discard(event["host"])
             elif kind == "done":
@@ -203,18 +239,15 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5):
 
 
 def main():
-    guard = os.environ.get("RLSTACK_API_GUARD_FILE", "")
-    if guard and os.path.isfile(guard):
-        import importlib.util  # pylint: disable=import-outside-toplevel
-        spec = importlib.util.spec_from_file_location("_rlstack_api_guard", guard)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        module.install()
+    _api_guard.install()
     os.environ.setdefault("RLSTACK_API_TIMEOUT_S", "10")
 
     def say(text):
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except OSError:
+            pass  # the terminal is gone (SIGHUP)
 
     watch(sys.stdin.buffer, int(sys.argv[1]), say)
     return 0
