@@ -16,6 +16,8 @@ import json
 import re
 import time
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
+
 TARGET_LABEL = "rlstack.io/target"
 # Indexed Jobs (multi-node examples) label each pod with its index; index 0 is the head, judged alone.
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
@@ -23,6 +25,8 @@ INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
 CRASH_REASONS = ("CrashLoopBackOff",)
+# Pod problems that end a wait early: the Job or MPIJob would only fail at its deadline.
+SETTLING = ("image", "config", "unschedulable", "crash", "evicted", "deleted")
 
 HINTS = {
     "image": "check the image name and tag, that it exists in the registry, and that the nodes may pull it "
@@ -88,7 +92,13 @@ def pod_state(pod, now=None, grace_s=45.0):
         if terminated and terminated.get("exitCode") not in (None, 0):
             state["exit_code"] = terminated.get("exitCode")
     problem = None
-    if phase == "Failed":
+    evicted = _diagnose.diagnose_pod(pod) if phase in ("Failed", "Pending", "Running") else None
+    if evicted is not None and evicted["cause"] in ("evicted", "deleted"):
+        # Evicted (kubelet pressure, the Eviction API, a drain, preemption) or deleted by someone else while
+        # the level waited: final, whatever the containers did.
+        problem = {"kind": evicted["cause"], "reason": evicted["cause"].capitalize(), "message": evicted["message"],
+                   "final": True}
+    elif phase == "Failed":
         reason = status.get("reason") or "Failed"
         kind = "deadline" if reason == "DeadlineExceeded" else "failed"
         message = status.get("message") or ""
@@ -108,6 +118,10 @@ def pod_state(pod, now=None, grace_s=45.0):
         if problem is None and scheduled and scheduled.get("status") == "False" \
                 and scheduled.get("reason") == "Unschedulable":
             problem = {"kind": "unschedulable", "reason": "Unschedulable", "message": scheduled.get("message") or ""}
+            # The scheduler's message says why: NotReady nodes, cordoned nodes, no free GPUs or EFA.
+            causes = _diagnose.scheduler_causes(problem["message"])
+            if causes:
+                problem["cause"] = causes[0]
     elif phase == "Running":
         for cstatus in statuses:
             waiting = (cstatus.get("state") or {}).get("waiting") or {}
@@ -122,9 +136,10 @@ def pod_state(pod, now=None, grace_s=45.0):
                 problem["message"] = ("last exit code %s. %s" % (last["exitCode"], problem["message"])).strip()
                 break
     if problem is not None:
-        final = phase == "Failed"
+        final = phase == "Failed" or problem.pop("final", False)
         if final or age >= float(grace_s):
-            problem["hint"] = HINTS[problem["kind"]]
+            cause = problem.get("cause") or problem["kind"]
+            problem["hint"] = _diagnose.FIXES.get(cause) or HINTS[problem["kind"]]
             state["problem"] = problem
     return state
 
@@ -177,10 +192,15 @@ def job_state(job, pods=None, now=None, grace_s=45.0):
     state = {"name": _meta(job).get("name", ""), "complete": bool(complete), "failed": bool(failed),
              "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
              "pods": pod_summary["states"], "problems": problems}
+    # A suspended Job (a queue such as Kueue has not admitted it) starts no pod: said, not waited out.
+    if not state["complete"] and not state["failed"] and not pods:
+        found = _diagnose.diagnose_job(job)
+        if found is not None:
+            state.update(reason=found["cause"].capitalize(), message=found["message"], hint=found["fix"])
     # A pod that cannot start (image, scheduling) ends the wait early: the Job itself would only fail at
     # its deadline.
     state["settled"] = state["complete"] or state["failed"] or any(
-        p["problem"]["kind"] in ("image", "config", "unschedulable", "crash") for p in problems)
+        p["problem"]["kind"] in SETTLING for p in problems)
     return state
 
 
@@ -212,8 +232,14 @@ def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
                 state["reason"] = "LauncherFailed"
                 state["message"] = "launcher pod %s failed%s (the MPIJob's status had not caught up yet)" % (
                     last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"])
+    if not state["complete"] and not state["failed"] and mpijob:
+        created = parse_time(_meta(mpijob).get("creationTimestamp"))
+        age = (time.time() if now is None else now) - created if created else 0.0
+        found = _diagnose.diagnose_mpijob(mpijob, pods or [], age_s=age, grace_s=grace_s)
+        if found is not None:
+            state.update(failed=True, reason="MPIOperatorNotActing", message=found["message"], hint=found["fix"])
     state["settled"] = state["complete"] or state["failed"] or any(
-        p["problem"]["kind"] in ("image", "config", "unschedulable", "crash") for p in state["problems"])
+        p["problem"]["kind"] in SETTLING for p in state["problems"])
     return state
 
 

@@ -205,3 +205,13 @@ def test_the_environment_sets_the_bounds():
     bounds = guard.Bounds.from_env({"RLSTACK_API_TIMEOUT_S": "12", "RLSTACK_API_READ_TIMEOUT_S": "banana"})
     assert (bounds.total_s, bounds.read_s, bounds.connect_s) == (12.0, guard.DEFAULTS["read_s"],
                                                                   guard.DEFAULTS["connect_s"])
+
+
+def test_an_rbac_denial_names_the_missing_permission():
+    """The API server's own denials, recorded on the simulated cluster (tests/faults/record_objects.py)."""
+    recorded = json.loads((ROOT / "tests" / "unit" / "fixtures" / "k8s" / "forbidden.json").read_text())
+    namespaced, cluster = [e["body"]["message"] for e in recorded["api_errors"]]
+    namespace = recorded["api_errors"][0]["body"]["details"].get("namespace") or namespaced.rsplit('"', 2)[-2]
+    assert guard.forbidden_sentence(namespaced).startswith("forbidden: needs list on pods in namespace %s (" % namespace)
+    assert guard.forbidden_sentence(cluster).startswith("forbidden: needs list on nodes at the cluster scope (")
+    assert guard.forbidden_sentence("pods is forbidden: exceeded quota") is None

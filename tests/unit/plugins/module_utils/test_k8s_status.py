@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 
 REPO = Path(__file__).resolve().parents[4]
@@ -197,9 +198,17 @@ def test_pod_state_crash_loop_while_pending():
 def test_pod_state_unschedulable():
     state = k8s.pod_state(unschedulable_pod("p", age_s=120.0), now=NOW)
     assert state["node"] == ""
+    # The scheduler's message names the cause (no free GPU here): its own fix, not the generic hint.
     assert state["problem"] == {"kind": "unschedulable", "reason": "Unschedulable", "message": UNSCHEDULABLE_MSG,
-                                "hint": k8s.HINTS["unschedulable"]}
-    assert "vpc.amazonaws.com/efa" in state["problem"]["hint"]
+                                "cause": "insufficient_gpu", "hint": _diagnose.FIXES["insufficient_gpu"]}
+
+
+def test_pod_state_unschedulable_for_an_unknown_reason_gets_the_generic_hint():
+    pod = unschedulable_pod("p", age_s=120.0)
+    pod["status"]["conditions"][0]["message"] = "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules."
+    problem = k8s.pod_state(pod, now=NOW)["problem"]
+    assert "cause" not in problem and problem["hint"] == k8s.HINTS["unschedulable"]
+    assert "vpc.amazonaws.com/efa" in problem["hint"]
 
 
 def test_pod_state_unschedulable_within_grace_is_hidden():
@@ -236,8 +245,9 @@ def test_pod_state_failed_without_exit_code():
     pod = make_pod("p", "Failed", reason="Evicted", message="Pod ephemeral local storage usage exceeds the total limit")
     state = k8s.pod_state(pod, now=NOW)
     assert state["exit_code"] is None
-    assert state["problem"]["message"] == "Pod ephemeral local storage usage exceeds the total limit"
-    assert state["problem"]["kind"] == "failed"
+    assert state["problem"]["message"] == "pod p was evicted: Pod ephemeral local storage usage exceeds the total limit"
+    assert state["problem"]["kind"] == "evicted"
+    assert state["problem"]["hint"] == _diagnose.FIXES["evicted"]
 
 
 def test_pod_state_deadline_exceeded():

@@ -1,0 +1,189 @@
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Fault injection against the simulated cluster (make test-faults runs all; the tests also marked `sim`
+are the representative subset that make test runs). Each test runs validate.yml, breaks something real
+while it runs, and asserts the verdict, the message, the time to verdict and that nothing of the run is
+left afterwards; each appends its figures to tests/output/faults/results.jsonl (docs/reliability.md)."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+import pytest
+
+import faultkit
+import simkit
+
+pytestmark = pytest.mark.faults
+
+# Short bounds for the sim; the defaults are what users get (validation_api_timeout_s 60).
+FAST = {"validation_lease_margin_s": 20, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60}
+CLEANUP_WITHIN_S = 30  # the issue's bound: an interrupted run's objects are gone this long after the signal
+
+
+def _first_pod(core, batch, custom, run, timeout=240):
+    """Wait until the run has a pod (the level is in its wait); the seconds since the run started."""
+    simkit.wait_until(lambda: run.proc.poll() is not None or any(
+        o.startswith("Pod/") for o in faultkit.objects(core, batch, custom, run.run_id)), timeout,
+        "a pod of the run")
+    assert run.proc.poll() is None, "the run ended before its pods appeared:\n" + run.log()[-3000:]
+    return time.monotonic() - run.started
+
+
+# --------------------------------------------------------------------------- interruptions
+
+INTERRUPTS = [
+    pytest.param("l3", signal.SIGINT, True, "", id="ctrl-c-l3", marks=pytest.mark.sim),
+    pytest.param("l5", signal.SIGINT, True, "", id="ctrl-c-l5", marks=pytest.mark.sim),
+    pytest.param("l5", signal.SIGTERM, False, "", id="sigterm-l5"),
+    pytest.param("l5", signal.SIGHUP, True, "", id="sighup-l5"),
+    pytest.param("l2", signal.SIGINT, True, "", id="ctrl-c-l2"),
+    pytest.param("l4", signal.SIGINT, True, "", id="ctrl-c-l4"),
+    pytest.param("l6", signal.SIGINT, True, "", id="ctrl-c-l6"),
+    pytest.param("l0", signal.SIGINT, True, "", id="ctrl-c-l0"),
+    pytest.param("l1", signal.SIGINT, True, "", id="ctrl-c-l1"),
+    pytest.param("l5", signal.SIGINT, True, "validate.sh", id="ctrl-c-l5-validate.sh"),
+]
+
+
+@pytest.mark.parametrize("tags,signum,group,via", INTERRUPTS)
+def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tmp_path, runs, tags, signum, group,
+                                                         via):
+    run = faultkit.Run(tmp_path, tags, FAST, via=via)
+    runs.append(run)
+    run.start()
+    at = _first_pod(core, batch, custom, run)
+    assert faultkit.objects(core, batch, custom, run.run_id)
+    sent = run.signal(signum, group=group)
+    run.wait(60)
+    left, took = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
+    since_signal = time.monotonic() - sent
+    faultkit.record("%s during %s%s" % (signal.Signals(signum).name, tags.upper(), " (%s)" % via if via else ""),
+                    verdict="interrupted",
+                    message=[line for line in run.log().splitlines() if "interrupted" in line][-1:],
+                    signal_at_s=round(at, 1), seconds_to_clean=round(since_signal, 1), objects_left=len(left))
+    assert not left, "objects left %.0f s after %s: %s\n%s" % (since_signal, signum, left, run.log()[-3000:])
+    assert since_signal <= CLEANUP_WITHIN_S, since_signal
+    assert "was interrupted; its" in run.log(), run.log()[-2000:]
+
+
+@pytest.mark.sim
+def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path):
+    """ansible-runner's cancel (what AWX does): cancel_callback returns True, and ansible-runner sends SIGKILL
+    to the playbook's process group (ansible_runner/runner.py Runner.handle_termination, 2.4.3)."""
+    import ansible_runner
+    run = faultkit.Run(tmp_path, "l5", FAST)
+    state = {"cancel_at": None, "saw_pod": False}
+
+    def cancel():
+        if state["cancel_at"] is None and any(o.startswith("Pod/") for o in
+                                              faultkit.objects(core, batch, custom, run.run_id)):
+            state["cancel_at"] = time.monotonic()
+        return state["cancel_at"] is not None
+
+    extravars = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_run_id": run.run_id, **FAST}
+    started = time.monotonic()
+    result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
+                                playbook="playbooks/validate.yml", inventory=str(faultkit.ROOT / "inventories/sim"),
+                                extravars=extravars, tags="l5", envvars={"ANSIBLE_CONFIG": str(faultkit.ROOT / "ansible.cfg")},
+                                cancel_callback=cancel, quiet=True, timeout=300)
+    assert state["cancel_at"] is not None, "the run never had a pod to cancel in"
+    assert result.status == "canceled", result.status
+    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
+    since = time.monotonic() - state["cancel_at"]
+    faultkit.record("AWX cancel (ansible-runner cancel_callback, SIGKILL to the process group) during L5",
+                    verdict=result.status, signal_at_s=round(state["cancel_at"] - started, 1),
+                    seconds_to_clean=round(since, 1), objects_left=len(left))
+    assert not left and since <= CLEANUP_WITHIN_S, (since, left)
+
+
+# --------------------------------------------------------------------------- the API server
+
+@pytest.mark.sim
+def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(core, batch, custom, tmp_path, runs,
+                                                                           paused):
+    run = faultkit.Run(tmp_path, "l5", FAST)
+    runs.append(run)
+    run.start()
+    _first_pod(core, batch, custom, run)
+    apiserver = faultkit.component_pid("kube-apiserver")
+    paused(apiserver)
+    stalled_at = time.monotonic()
+    rc = run.wait(120)
+    to_verdict = time.monotonic() - stalled_at
+    faultkit.resume(apiserver)
+    resumed_at = time.monotonic()
+    log = run.log()
+    sentence = [line for line in log.splitlines() if "did not answer" in line]
+    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 60)
+    faultkit.record("kube-apiserver paused (SIGSTOP) during L5", verdict="FAIL" if rc else "PASS",
+                    message=sentence[0][:400] if sentence else "", seconds_to_verdict=round(to_verdict, 1),
+                    seconds_to_clean_after_resume=round(time.monotonic() - resumed_at, 1), objects_left=len(left))
+    assert rc != 0
+    assert to_verdict <= 60, to_verdict
+    assert sentence and "cluster sim-eks" in sentence[0] and "VPN" in sentence[0], log[-3000:]
+    assert not left, left
+
+
+@pytest.mark.sim
+def test_an_api_server_restart_of_up_to_30_s_is_survived(core, batch, custom, tmp_path, runs):
+    run = faultkit.Run(tmp_path, "l5", FAST)
+    runs.append(run)
+    run.start()
+    _first_pod(core, batch, custom, run)
+    down = faultkit.restart_component("kube-apiserver", 25)
+    rc = run.wait(300)
+    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l5_training_step")
+    faultkit.record("kube-apiserver restarted (killed, back after %.0f s) during L5" % down, verdict=level.get("status"),
+                    seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))
+    assert rc == 0 and level.get("status") == "PASS", run.log()[-4000:]
+    assert not left
+
+
+def test_an_etcd_restart_is_survived(core, batch, custom, tmp_path, runs):
+    run = faultkit.Run(tmp_path, "l5", FAST)
+    runs.append(run)
+    run.start()
+    _first_pod(core, batch, custom, run)
+    down = faultkit.restart_component("etcd", 10)
+    rc = run.wait(300)
+    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l5_training_step")
+    faultkit.record("etcd restarted (killed, back after %.0f s) during L5" % down, verdict=level.get("status"),
+                    seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))
+    assert rc == 0 and level.get("status") == "PASS", run.log()[-4000:]
+    assert not left
+
+
+# --------------------------------------------------------------------------- the report directory
+
+@pytest.mark.parametrize("how", ["read-only", "full"])
+def test_an_unwritable_report_directory_is_said_and_the_cluster_left_clean(core, batch, custom, tmp_path, runs, how):
+    run = faultkit.Run(tmp_path, "l1", FAST)
+    run.report_dir.mkdir()
+    options = "ro,size=64k" if how == "read-only" else "size=16k"
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(run.report_dir)],
+                             capture_output=True, text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (%s)" % mounted.stderr.strip())
+    try:
+        if how == "full":
+            with open(run.report_dir / "filler", "wb") as filler:
+                try:
+                    filler.write(b"x" * 65536)
+                except OSError:
+                    pass
+        runs.append(run)
+        run.start()
+        rc = run.wait(300)
+    finally:
+        subprocess.run(["umount", str(run.report_dir)], check=False)
+    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    warning = [line for line in run.log().splitlines() if "could not write the report" in line]
+    faultkit.record("report directory %s (L1)" % how, verdict="rc=%d" % rc, message=warning[0][:300] if warning else "",
+                    seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))
+    assert warning, run.log()[-2000:]
+    assert "VALIDATION RESULTS" in run.log()
+    assert not left
