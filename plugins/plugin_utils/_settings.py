@@ -25,6 +25,9 @@ import math
 WEEK_S = 7 * 24 * 3600
 RANGES = {
     "validation_lease_margin_s": (60, WEEK_S),
+    "validation_api_timeout_s": (6, 3600),
+    "validation_api_connect_timeout_s": (1, 300),
+    "validation_api_read_timeout_s": (1, 3600),
     "validation_host_efa": (0, 64),
     "validation_host_gpus": (0, 64),
     "l1_runtime_gpus": (0, 64),
