@@ -1,8 +1,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""An interrupted run leaves nothing behind: validate.yml is stopped with Ctrl-C (SIGINT, then SIGKILL)
-while its L5 Jobs run, so none of its own cleanup runs; Kubernetes must then delete every object of the
-run by itself once the run's lease (the anchor Job's deadline) has passed. ~60-90 s."""
+"""An interrupted run leaves nothing behind even when nothing on the controller cleans up: validate.yml is
+stopped with Ctrl-C (SIGINT, then SIGKILL) while its L5 Jobs run, with the interrupt watchdog
+(rlstack.validation.interrupt_cleanup, tests/faults) turned off, as when the API server is unreachable at
+that moment or AWX removes the job's container; Kubernetes must then delete every object of the run by
+itself once the run's lease (the anchor Job's deadline) has passed. ~60-90 s."""
 from __future__ import annotations
 
 import os
@@ -48,6 +50,7 @@ def _stop(proc):
 def test_interrupted_run_is_removed_by_its_lease(core, batch, tmp_path):
     run_id = "interrupt-" + uuid.uuid4().hex[:6]
     env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"), RLSTACK_REPORT_DIR=str(tmp_path),
+               ANSIBLE_CALLBACKS_ENABLED="rlstack.validation.report",  # the lease alone, no watchdog
                PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",
            "--tags", "l5", "-e", f"validation_kubeconfig={simkit.KUBECONFIG}", "-e", f"validation_run_id={run_id}",
