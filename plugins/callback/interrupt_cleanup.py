@@ -61,9 +61,8 @@ def _collections_root():
     """The directory that holds ansible_collections/kubernetes/core, for the watchdog's sys.path."""
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client  # pylint: disable=import-outside-toplevel
     path = os.path.abspath(client.__file__)
-    for _ in range(7):
-        path = os.path.dirname(path)
-    return path
+    # .../ansible_collections/kubernetes/core/plugins/module_utils/k8s/client.py: seven levels up
+    return os.path.abspath(os.path.join(path, *([os.pardir] * 7)))
 
 
 class CallbackModule(CallbackBase):

@@ -152,7 +152,7 @@ def may_retry(method, kind):
 def path_of(url):
     """The request's path without the query (the endpoint is in the message separately)."""
     match = re.match(r"^[a-z]+://[^/]+(/[^?]*)?", str(url))
-    return (match.group(1) or "/") if match else str(url).split("?")[0]
+    return (match.group(1) or "/") if match else str(url).split("?", maxsplit=1)[0]
 
 
 def endpoint_of(url):
@@ -331,12 +331,15 @@ def _guard_websocket(original):
     return create_websocket
 
 
-PATCHES = {
-    "kubernetes.client.rest": lambda module: setattr(module.RESTClientObject, "request",
-                                                      _guard_request(module.RESTClientObject.request)),
-    "kubernetes.stream.ws_client": lambda module: setattr(module, "create_websocket",
-                                                          _guard_websocket(module.create_websocket)),
-}
+def _patch_rest(module):
+    module.RESTClientObject.request = _guard_request(module.RESTClientObject.request)
+
+
+def _patch_ws_client(module):
+    module.create_websocket = _guard_websocket(module.create_websocket)
+
+
+PATCHES = {"kubernetes.client.rest": _patch_rest, "kubernetes.stream.ws_client": _patch_ws_client}
 
 
 class _PatchingLoader(importlib.abc.Loader):

@@ -201,7 +201,7 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5, linger
     runs, done, unreachable, buffer = {}, set(), set(), b""
     fd = stream.fileno()
     while True:
-        ready, _, _ = select.select([fd], [], [], poll_s)
+        ready = select.select([fd], [], [], poll_s)[0]
         if not ready:
             try:
                 os.kill(parent_pid, 0)

@@ -86,8 +86,8 @@ def objects(core, batch, custom, run_id: str, namespace: str = NAMESPACE) -> lis
     found = []
     for kind, lister in (("Job", batch.list_namespaced_job), ("Pod", core.list_namespaced_pod),
                          ("Service", core.list_namespaced_service), ("ConfigMap", core.list_namespaced_config_map)):
-        found += [f"{kind}/{o.metadata.name}" for o in lister(namespace, label_selector=selector,
-                                                               _request_timeout=10).items]
+        listed = lister(namespace, label_selector=selector, _request_timeout=10).items
+        found += [f"{kind}/{o.metadata.name}" for o in listed]
     mpijobs = custom.list_namespaced_custom_object("kubeflow.org", "v2beta1", namespace, "mpijobs",
                                                    label_selector=selector, _request_timeout=10)
     found += [f"MPIJob/{o['metadata']['name']}" for o in mpijobs.get("items", [])]

@@ -71,9 +71,11 @@ def main():
     def case_insufficient_gpu():
         pending_pod("insufficient_gpu", simkit.pod_body("too-many-gpus", gpus=9, tolerate_gpu=True,
                                                         node_selector={simkit.INSTANCE_TYPE: simkit.P5}))
+
     def case_insufficient_efa():
         pending_pod("insufficient_efa", simkit.pod_body("too-many-efa", gpus=1, efa=64, tolerate_gpu=True,
                                                         node_selector={simkit.INSTANCE_TYPE: simkit.P5}))
+
     def case_cordoned():
         for node in p5_nodes:
             core.patch_node(node, {"spec": {"unschedulable": True}})
@@ -150,9 +152,9 @@ def main():
         cfg.api_key = {"authorization": "Bearer " + token}
         nobody = client.CoreV1Api(client.ApiClient(cfg))
         denials = []
-        for call in (lambda: nobody.list_namespaced_pod(ns), lambda: nobody.list_node()):
+        for call, args in ((nobody.list_namespaced_pod, (ns,)), (nobody.list_node, ())):
             try:
-                call()
+                call(*args)
             except ApiException as exc:
                 denials.append({"status": exc.status, "body": json.loads(exc.body)})
         save("forbidden", api_errors=denials)
@@ -161,9 +163,10 @@ def main():
         core.create_namespaced_pod(ns, simkit.pod_body("to-evict"))
         simkit.wait_until(lambda: core.read_namespaced_pod("to-evict", ns).status.phase == "Running", 60, "Running")
         core.create_namespaced_pod_eviction("to-evict", ns, {"metadata": {"name": "to-evict", "namespace": ns}})
-        seen = simkit.wait_until(lambda: (lambda p: p if any(c.type == "DisruptionTarget" for c in
-                                                            p.status.conditions or []) else None)(
-            core.read_namespaced_pod("to-evict", ns)), 30, "DisruptionTarget")
+        def disrupted():
+            pod = core.read_namespaced_pod("to-evict", ns)
+            return pod if any(c.type == "DisruptionTarget" for c in pod.status.conditions or []) else None
+        seen = simkit.wait_until(disrupted, 30, "DisruptionTarget")
         save("evicted", pod=plain(seen), events=events("to-evict"), nodes=nodes())
 
     def case_node_not_ready():

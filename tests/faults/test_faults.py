@@ -90,7 +90,7 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
                                 cancel_callback=cancel, quiet=True, timeout=300)
     assert state["cancel_at"] is not None, "the run never had a pod to cancel in"
     assert result.status == "canceled", result.status
-    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
     since = time.monotonic() - state["cancel_at"]
     faultkit.record("AWX cancel (ansible-runner cancel_callback, SIGKILL to the process group) during L5",
                     verdict=result.status, signal_at_s=round(state["cancel_at"] - started, 1),
@@ -101,8 +101,8 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
 # --------------------------------------------------------------------------- the API server
 
 @pytest.mark.sim
-def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(core, batch, custom, tmp_path, runs,
-                                                                           paused):
+def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
+        core, batch, custom, tmp_path, runs, paused):
     run = faultkit.Run(tmp_path, "l5", FAST)
     runs.append(run)
     run.start()
@@ -116,7 +116,7 @@ def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(core, b
     resumed_at = time.monotonic()
     log = run.log()
     sentence = [line for line in log.splitlines() if "did not answer" in line]
-    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 60)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 60)
     faultkit.record("kube-apiserver paused (SIGSTOP) during L5", verdict="FAIL" if rc else "PASS",
                     message=sentence[0][:400] if sentence else "", seconds_to_verdict=round(to_verdict, 1),
                     seconds_to_clean_after_resume=round(time.monotonic() - resumed_at, 1), objects_left=len(left))
@@ -134,7 +134,7 @@ def test_an_api_server_restart_of_up_to_30_s_is_survived(core, batch, custom, tm
     _first_pod(core, batch, custom, run)
     down = faultkit.restart_component("kube-apiserver", 25)
     rc = run.wait(300)
-    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
     level = run.level("l5_training_step")
     faultkit.record("kube-apiserver restarted (killed, back after %.0f s) during L5" % down, verdict=level.get("status"),
                     seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))
@@ -149,7 +149,7 @@ def test_an_etcd_restart_is_survived(core, batch, custom, tmp_path, runs):
     _first_pod(core, batch, custom, run)
     down = faultkit.restart_component("etcd", 10)
     rc = run.wait(300)
-    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
     level = run.level("l5_training_step")
     faultkit.record("etcd restarted (killed, back after %.0f s) during L5" % down, verdict=level.get("status"),
                     seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))
@@ -180,7 +180,7 @@ def test_an_unwritable_report_directory_is_said_and_the_cluster_left_clean(core,
         rc = run.wait(300)
     finally:
         subprocess.run(["umount", str(run.report_dir)], check=False)
-    left, _ = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
     warning = [line for line in run.log().splitlines() if "could not write the report" in line]
     faultkit.record("report directory %s (L1)" % how, verdict="rc=%d" % rc, message=warning[0][:300] if warning else "",
                     seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))

@@ -28,7 +28,7 @@ def rbac(api_client):
     """The shipped RBAC objects applied in the sim (namespace default), removed afterwards."""
     from kubernetes import dynamic
     dyn = dynamic.DynamicClient(api_client)
-    docs = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d]
+    docs = yaml.safe_load(MANIFEST.read_text())["items"]  # one List (kubectl apply -f takes it as it is)
     made = []
     for doc in docs:
         resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
@@ -102,7 +102,7 @@ def test_a_missing_permission_is_named(core, rbac, tmp_path):
     dyn.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="Role").patch(
         body={"rules": rules}, name=role["metadata"]["name"], namespace="default",
         content_type="application/merge-patch+json")
-    kubeconfig, _ = sa_kubeconfig(core, tmp_path)
+    kubeconfig, _token = sa_kubeconfig(core, tmp_path)
     result, report = run_with_runner(tmp_path, kubeconfig, "l1", "rbac-deny-" + str(int(time.time()))[-5:])
     stdout = result.stdout.read()
     sentence = "forbidden: needs create on configmaps in namespace default"

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -127,7 +126,7 @@ def test_without_the_guard_a_stalled_server_blocks(stalled):
 
 
 def test_5xx_429_and_etcd_elections_are_retried_then_the_call_succeeds(server):
-    _, url = server
+    _httpd, url = server
     _Server.plan = [(503, {"message": "unavailable"}), (429, {"message": "slow down"}),
                     (500, {"message": "etcdserver: leader changed"})]
     out = run_client(url, {"RLSTACK_API_TIMEOUT_S": "20"})
@@ -136,7 +135,7 @@ def test_5xx_429_and_etcd_elections_are_retried_then_the_call_succeeds(server):
 
 
 def test_other_http_errors_are_not_retried(server):
-    _, url = server
+    _httpd, url = server
     _Server.plan = [(404, {"message": "not found"})]
     out = run_client(url)
     assert out["status"] == 404 and len(_Server.requests) == 1
@@ -157,7 +156,7 @@ def test_once_the_server_was_found_unreachable_a_call_makes_one_short_attempt(st
 
 
 def test_an_answer_clears_the_unreachable_state(server, tmp_path):
-    _, url = server
+    _httpd, url = server
     state = tmp_path / "api-state"
     state.write_text("{}")
     assert run_client(url, {"RLSTACK_API_STATE": str(state)})["ok"]
@@ -203,8 +202,8 @@ def test_bounded_call_backs_off_exponentially_inside_the_bound():
 
 def test_the_environment_sets_the_bounds():
     bounds = guard.Bounds.from_env({"RLSTACK_API_TIMEOUT_S": "12", "RLSTACK_API_READ_TIMEOUT_S": "banana"})
-    assert (bounds.total_s, bounds.read_s, bounds.connect_s) == (12.0, guard.DEFAULTS["read_s"],
-                                                                  guard.DEFAULTS["connect_s"])
+    expected = (12.0, guard.DEFAULTS["read_s"], guard.DEFAULTS["connect_s"])
+    assert (bounds.total_s, bounds.read_s, bounds.connect_s) == expected
 
 
 def test_an_rbac_denial_names_the_missing_permission():
