@@ -93,7 +93,8 @@ class Cleaner:
                                  _request_timeout=(5, 10))
         return data or {}
 
-    def names(self, run, kind):
+    def names(self, run, kind, terminating=False):
+        """Names of the run's objects of this kind (those being deleted only with terminating=True)."""
         try:
             listed = self._call("GET", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
                                 {"labelSelector": "%s=%s" % (RUN_LABEL, run["run_id"])})
@@ -102,7 +103,7 @@ class Cleaner:
                 return []
             raise
         return [item["metadata"]["name"] for item in listed.get("items") or []
-                if not (item.get("metadata") or {}).get("deletionTimestamp")]
+                if terminating or not (item.get("metadata") or {}).get("deletionTimestamp")]
 
     def delete_run(self, run, bound_s=CLEANUP_BOUND_S):
         """Delete every object of the run, owners first; wait (bounded) until they are gone. Returns
@@ -122,7 +123,8 @@ class Cleaner:
         left = []
         while self.clock() - start < bound_s:
             try:
-                left = ["%s/%s" % (kind["kind"], name) for kind in run["kinds"] for name in self.names(run, kind)]
+                left = ["%s/%s" % (kind["kind"], name) for kind in run["kinds"]
+                        for name in self.names(run, kind, terminating=True)]
             except Exception as exc:  # pylint: disable=broad-except
                 error = str(exc).splitlines()[0][:300]
                 break
