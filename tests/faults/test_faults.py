@@ -6,6 +6,8 @@ while it runs, and asserts the verdict, the message, the time to verdict and tha
 left afterwards; each appends its figures to tests/output/faults/results.jsonl (docs/reliability.md)."""
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
 import time
@@ -186,4 +188,49 @@ def test_an_unwritable_report_directory_is_said_and_the_cluster_left_clean(core,
                     seconds_to_verdict=round(run.ended - run.started, 1), objects_left=len(left))
     assert warning, run.log()[-2000:]
     assert "VALIDATION RESULTS" in run.log()
+    assert not left
+
+
+# --------------------------------------------------------------------------- the workload's objects
+
+def test_the_mpi_operator_down_is_named(core, batch, custom, tmp_path, runs):
+    """kubeflow's mpi-operator paused (its whole process group): the MPIJob gets no status and no pods."""
+    operator = faultkit.sim_pid("mpi-operator")
+    group = os.getpgid(operator)
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        run = faultkit.Run(tmp_path, "l3", dict(FAST, l3_multi_gpu_mpijob_timeout_s=60))
+        runs.append(run)
+        run.start()
+        rc = run.wait(400)
+    finally:
+        os.killpg(group, signal.SIGCONT)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l3_multi_gpu")
+    text = json.dumps(level)
+    faultkit.record("MPI operator stopped during L3", verdict=level.get("status"),
+                    message=(level.get("reason") or "")[:300], seconds_to_verdict=round(run.ended - run.started, 1),
+                    objects_left=len(left))
+    assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
+    assert "MPI operator" in text, text[:3000]
+    assert not left
+
+
+def test_a_job_deleted_mid_wait_is_named(core, batch, custom, tmp_path, runs):
+    run = faultkit.Run(tmp_path, "l5", dict(FAST, l5_training_step_timeout_s=60, validation_example="libero-pi0"))
+    runs.append(run)
+    run.start()
+    _first_pod(core, batch, custom, run)
+    jobs = batch.list_namespaced_job(faultkit.NAMESPACE, label_selector="%s=%s,app.kubernetes.io/component=job"
+                                     % (faultkit.RUN_LABEL, run.run_id)).items
+    for job in jobs:
+        batch.delete_namespaced_job(job.metadata.name, faultkit.NAMESPACE, propagation_policy="Background")
+    deleted_at = time.monotonic()
+    rc = run.wait(300)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l5_training_step/libero-pi0")
+    faultkit.record("the L5 Job deleted by someone else mid-wait", verdict=level.get("status"),
+                    message=(level.get("reason") or "")[:300], seconds_to_verdict=round(run.ended - deleted_at, 1),
+                    objects_left=len(left))
+    assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
     assert not left
