@@ -167,9 +167,10 @@ class Run:
         return json.loads(path.read_text()) if path.exists() else {}
 
     def level(self, level_id: str) -> dict:
+        """The row of a level (an L5/L6 row per example: l5_training_step/<example>; the first one)."""
         for cluster in self.report().get("clusters", []):
             for level in cluster.get("levels", []):
-                if level.get("id") == level_id:
+                if level.get("id") == level_id or str(level.get("id", "")).startswith(level_id + "/"):
                     return level
         return {}
 
