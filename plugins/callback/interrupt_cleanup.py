@@ -103,10 +103,12 @@ class CallbackModule(CallbackBase):
 
         def close_in_child():
             # Forked workers must not keep the pipe open: its end is how the watchdog learns the run ended.
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+            # (Only while it is open: after the run the number may belong to another file.)
+            if self._watchdog is not None and not self._watchdog.stdin.closed:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
         os.register_at_fork(after_in_child=close_in_child)
         return True
