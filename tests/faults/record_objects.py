@@ -163,6 +163,7 @@ def main():
         core.create_namespaced_pod(ns, simkit.pod_body("to-evict"))
         simkit.wait_until(lambda: core.read_namespaced_pod("to-evict", ns).status.phase == "Running", 60, "Running")
         core.create_namespaced_pod_eviction("to-evict", ns, {"metadata": {"name": "to-evict", "namespace": ns}})
+
         def disrupted():
             pod = core.read_namespaced_pod("to-evict", ns)
             return pod if any(c.type == "DisruptionTarget" for c in pod.status.conditions or []) else None
