@@ -20,7 +20,7 @@ Settings (environment of the module, set by validate.yml from validation_api_*):
   RLSTACK_API_CONNECT_TIMEOUT_S  connect timeout of one attempt (default 5)
   RLSTACK_API_READ_TIMEOUT_S     read timeout of one attempt (default 15)
   RLSTACK_API_STATE              a file that records an unreachable server across tasks (optional): while
-                                 it exists a call makes one short attempt instead of retrying for the bound
+                                 it is fresh a call fails at once with the recorded sentence
   RLSTACK_API_STATE_TTL_S        a mark older than this is ignored (left by an earlier run; default 60)
   RLSTACK_CLUSTER                the cluster's name in the inventory, for the message
 """
@@ -37,8 +37,6 @@ import sys
 import time
 
 DEFAULTS = {"total_s": 40.0, "connect_s": 5.0, "read_s": 15.0, "state_ttl_s": 60.0}
-# While the server is known to be unreachable (RLSTACK_API_STATE exists): one attempt this short.
-SHORT_ATTEMPT_S = 2.0
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 5.0
 TRANSIENT_STATUS = {429: "HTTP 429 (too many requests)", 500: "HTTP 500", 502: "HTTP 502", 503: "HTTP 503",
@@ -183,6 +181,14 @@ def _state_fresh(path, ttl_s):
         return False
 
 
+def _recorded_message(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle).get("message") or ""
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
 def _mark(path, message):
     if not path:
         return
@@ -207,19 +213,20 @@ def bounded_call(send, method, url, bounds, clock=time.monotonic, sleep=time.sle
     timeout is (connect_s, read_s) for the attempt, never longer than what is left of the bound. Transient
     errors are retried with exponential backoff (0.5, 1, 2, 4, 5, 5 ... s, or the server's Retry-After);
     when the bound is spent a network failure becomes APIUnreachableError (one sentence), an HTTP error is
-    raised as it came. While bounds.state_file exists (an earlier call found the server unreachable) a call
-    makes one short attempt, so the rest of the run (its cleanup) ends quickly.
+    raised as it came. While bounds.state_file is fresh (a call of this run gave up less than state_ttl_s ago)
+    a call fails at once with that call's sentence, so the rest of the run (its cleanup) ends in seconds; the
+    interrupt watchdog deletes what the run left once the server answers again (_run_guard.linger).
     """
     start = clock()
-    known_down = _state_fresh(bounds.state_file, bounds.state_ttl_s)
-    total = min(bounds.total_s, 2 * SHORT_ATTEMPT_S) if known_down else bounds.total_s
+    if _state_fresh(bounds.state_file, bounds.state_ttl_s):
+        raise APIUnreachableError(_recorded_message(bounds.state_file) or unreachable_message(
+            bounds.cluster, method, url, 0, 0, "an earlier call of the run got no answer"), "known down")
+    total = bounds.total_s
     delay = BACKOFF_FIRST_S
     attempts = 0
     while True:
         left = total - (clock() - start)
-        connect_s = SHORT_ATTEMPT_S if known_down else bounds.connect_s
-        read_s = SHORT_ATTEMPT_S if known_down else bounds.read_s
-        timeout = (max(0.5, min(connect_s, left)), max(0.5, min(read_s, left)))
+        timeout = (max(0.5, min(bounds.connect_s, left)), max(0.5, min(bounds.read_s, left)))
         attempts += 1
         try:
             response = send(timeout)
@@ -232,7 +239,7 @@ def bounded_call(send, method, url, bounds, clock=time.monotonic, sleep=time.sle
             wait = retry_after(exc)
             wait = min(BACKOFF_MAX_S, delay if wait is None else wait)
             spent = clock() - start
-            if known_down or spent + wait >= total or not may_retry(method, found[0]):
+            if spent + wait >= total or not may_retry(method, found[0]):
                 if found[0] == "status":
                     raise
                 message = unreachable_message(bounds.cluster, method, url, spent, attempts, found[1])

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -147,18 +148,22 @@ def test_a_create_that_may_have_reached_the_server_is_not_sent_twice(stalled):
     assert out["seconds"] < 3
 
 
-def test_once_the_server_was_found_unreachable_a_call_makes_one_short_attempt(stalled, tmp_path):
+def test_once_the_server_was_found_unreachable_later_calls_fail_at_once_with_the_same_sentence(stalled, tmp_path):
     state = tmp_path / "api-state"
     first = run_client(stalled, {"RLSTACK_API_STATE": str(state)})
     assert first["type"] == "APIUnreachableError" and state.exists()
     second = run_client(stalled, {"RLSTACK_API_STATE": str(state), "RLSTACK_API_TIMEOUT_S": "30"})
-    assert second["type"] == "APIUnreachableError" and second["seconds"] < guard.SHORT_ATTEMPT_S + 2, second
+    assert second["type"] == "APIUnreachableError" and second["seconds"] < 1, second
+    assert second["msg"] == first["msg"]
+    stale = run_client(stalled, {"RLSTACK_API_STATE": str(state), "RLSTACK_API_STATE_TTL_S": "0.001"})
+    assert stale["seconds"] >= 3, stale  # an old record is from an earlier run: the server is tried again
 
 
 def test_an_answer_clears_the_unreachable_state(server, tmp_path):
     _httpd, url = server
     state = tmp_path / "api-state"
     state.write_text("{}")
+    os.utime(state, (time.time() - 120, time.time() - 120))  # older than the 60 s it counts for
     assert run_client(url, {"RLSTACK_API_STATE": str(state)})["ok"]
     assert not state.exists()
 
