@@ -17,16 +17,21 @@ def pods_summary(pods, expected=None, grace_s=45, want="running"):
     return k8s.pods_summary(_plain(pods), expected=expected, grace_s=float(grace_s), want=want)
 
 
-def job_state(job, pods=None, grace_s=45):
-    return k8s.job_state(_plain(job), _plain(pods or []), grace_s=float(grace_s))
+def job_state(job, pods=None, grace_s=45, workloads=None):
+    return k8s.job_state(_plain(job), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
 
 
-def jobs_summary(jobs, pods=None, grace_s=45):
-    return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=float(grace_s))
+def jobs_summary(jobs, pods=None, grace_s=45, workloads=None):
+    return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
 
 
-def mpijob_state(mpijob, pods=None, grace_s=45):
-    return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=float(grace_s))
+def mpijob_state(mpijob, pods=None, grace_s=45, workloads=None):
+    return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
+
+
+def admission_summary(objs, workloads=None, grace_s=45):
+    """Jobs/MPIJobs that Kueue holds suspended: settled once all run or one stayed suspended past grace_s."""
+    return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=float(grace_s))
 
 
 def probe_output(result):
@@ -80,6 +85,7 @@ class FilterModule:
     def filters(self):
         return {
             "pods_summary": pods_summary,
+            "admission_summary": admission_summary,
             "job_state": job_state,
             "jobs_summary": jobs_summary,
             "mpijob_state": mpijob_state,

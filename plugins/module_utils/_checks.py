@@ -334,8 +334,10 @@ def log_checks(log, state, node, expect):
     if problems and not state.get("complete") and not state.get("failed"):
         first = problems[0]
         prob = first.get("problem") or {}
-        checks.append(check("job", node, "eq", prob.get("reason", "not started"), "Complete",
-                            message="pod %s cannot run: %s" % (first.get("pod", ""), prob.get("message", "")),
+        # A Job that Kueue holds back has no pod: its own problem says why.
+        message = ("pod %s cannot run: %s" % (first["pod"], prob.get("message", "")) if first.get("pod")
+                   else prob.get("message", ""))
+        checks.append(check("job", node, "eq", prob.get("reason", "not started"), "Complete", message=message,
                             hint=prob.get("hint", "")))
         return checks
     if not state.get("settled", True) and not state.get("complete") and not state.get("failed"):

@@ -25,8 +25,8 @@ INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
 CRASH_REASONS = ("CrashLoopBackOff",)
-# Pod problems that end a wait early: the Job or MPIJob would only fail at its deadline.
-SETTLING = ("image", "config", "unschedulable", "crash", "evicted", "deleted")
+# Problems that end a wait early: the Job or MPIJob would only fail at its deadline.
+SETTLING = ("image", "config", "unschedulable", "crash", "evicted", "deleted", "not_admitted")
 
 HINTS = {
     "image": "check the image name and tag, that it exists in the registry, and that the nodes may pull it "
@@ -37,7 +37,15 @@ HINTS = {
                      "cordoned nodes, and free nvidia.com/gpu / vpc.amazonaws.com/efa capacity",
     "failed": "the pod failed; read its log and events",
     "deadline": "the pod ran past its deadline; raise the deadline or find what it waited for",
+    "not_admitted": "Kueue has not admitted the workload: check that the LocalQueue named by validation_kueue_queue "
+                    "exists in the run's namespace, that its ClusterQueue covers nvidia.com/gpu (and "
+                    "vpc.amazonaws.com/efa) with enough free nominalQuota (kubectl describe clusterqueue), and "
+                    "that the Kueue controller runs",
 }
+# Kueue (kubernetes-sigs/kueue pkg/controller/constants/constants.go): the label that puts a Job in a
+# LocalQueue, and the label of its Workload that names the Job's uid.
+KUEUE_QUEUE_LABEL = _diagnose.KUEUE_QUEUE_LABEL
+KUEUE_JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
 
 def parse_time(text):
@@ -182,8 +190,85 @@ def pods_summary(pods, expected=None, grace_s=45.0, want="running", now=None):
             "text": "%s of %d expected" % (text, expected)}
 
 
-def job_state(job, pods=None, now=None, grace_s=45.0):
-    """A batch/v1 Job: done/failed from its conditions, plus the problems of its pods (seen early)."""
+def suspended(obj):
+    """Whether a Job (spec.suspend) or an MPIJob (spec.runPolicy.suspend) is suspended."""
+    spec = obj.get("spec") or {}
+    return bool(spec.get("suspend") or (spec.get("runPolicy") or {}).get("suspend"))
+
+
+def _workload_of(obj, workloads):
+    uid = _meta(obj).get("uid")
+    if not uid:
+        return None
+    for workload in workloads or []:
+        meta = _meta(workload)
+        owners = [o.get("uid") for o in meta.get("ownerReferences") or []]
+        if uid in owners or (meta.get("labels") or {}).get(KUEUE_JOB_UID_LABEL) == uid:
+            return workload
+    return None
+
+
+def admission_problem(obj, workloads=None, now=None, grace_s=45.0):
+    """A problem (kind not_admitted) when a Job or MPIJob has stayed suspended for `grace_s` seconds.
+
+    Kueue keeps a Job suspended until its Workload is admitted, and admits within a second when the
+    ClusterQueue has quota; a Job still suspended after the grace is reported instead of waited on to the
+    deadline (a suspended Job creates no pods, so no pod problem would ever show). The reason comes from
+    the Job's Workload (kueue.x-k8s.io: QuotaReserved or Admitted False, or Evicted True) when it is
+    readable, else from the Job's own Suspended condition (Job controller: JobSuspended; MPI operator:
+    MPIJobSuspended). None while the object runs or is still within the grace.
+    """
+    if not suspended(obj):
+        return None
+    now = time.time() if now is None else now
+    created = parse_time(_meta(obj).get("creationTimestamp")) or now
+    if now - created < float(grace_s):
+        return None
+    detail = ""
+    workload = _workload_of(obj, workloads)
+    if workload is not None:
+        for ctype, bad in (("QuotaReserved", "False"), ("Admitted", "False"), ("Evicted", "True")):
+            cond = _condition(workload, ctype)
+            if cond and cond.get("status") == bad:
+                detail = "Workload %s %s=%s (%s): %s" % (_meta(workload).get("name", ""), ctype, bad,
+                                                         cond.get("reason") or "", cond.get("message") or "")
+                break
+    if not detail:
+        cond = _condition(obj, "Suspended") or {}
+        detail = "%s %s (%s: %s)%s" % (
+            obj.get("kind") or "Job", _meta(obj).get("name", ""), cond.get("reason") or "spec.suspend true",
+            cond.get("message") or "no controller has resumed it",
+            "; no Kueue Workload names it (is Kueue installed, and does it manage this namespace?)"
+            if workloads is not None and workload is None else "")
+    queue = (_meta(obj).get("labels") or {}).get(KUEUE_QUEUE_LABEL) or ""
+    message = "not admitted by Kueue%s after %ds: %s" % (
+        " (queue %s)" % queue if queue else "", int(now - created), detail.strip())
+    return {"kind": "not_admitted", "reason": "NotAdmitted", "message": message, "hint": HINTS["not_admitted"]}
+
+
+def _admission_state(obj, problem):
+    """An admission problem in the shape of a pod state, so the checks read it like a pod's problem."""
+    return {"pod": "", "node": "", "phase": "Suspended", "ready": False, "target": "", "role": "", "index": None,
+            "age_s": None, "problem": problem, "exit_code": None, "object": _meta(obj).get("name", "")}
+
+
+def admission_summary(objs, workloads=None, grace_s=45.0, now=None):
+    """Jobs or MPIJobs waiting for Kueue: settled when all run (admitted) or one is not admitted in time."""
+    problems = []
+    waiting = 0
+    for obj in objs or []:
+        if suspended(obj):
+            waiting += 1
+            problem = admission_problem(obj, workloads, now=now, grace_s=grace_s)
+            if problem:
+                problems.append(_admission_state(obj, problem))
+    admitted = bool(objs) and waiting == 0
+    return {"settled": admitted or bool(problems), "admitted": admitted, "problems": problems}
+
+
+def job_state(job, pods=None, now=None, grace_s=45.0, workloads=None):
+    """A batch/v1 Job: done/failed from its conditions, plus the problems of its pods (seen early), or
+    the Job's own admission problem when Kueue has not let it start."""
     conds = {c.get("type"): c for c in _conditions(job) if c.get("status") == "True"}
     failed = conds.get("Failed")
     complete = conds.get("Complete")
@@ -197,6 +282,10 @@ def job_state(job, pods=None, now=None, grace_s=45.0):
         found = _diagnose.diagnose_job(job)
         if found is not None:
             state.update(reason=found["cause"].capitalize(), message=found["message"], hint=found["fix"])
+    # Kueue still holding it back after the grace is a finding of its own, with Kueue's reason.
+    admission = admission_problem(job, workloads, now=now, grace_s=grace_s)
+    if admission:
+        problems.insert(0, _admission_state(job, admission))
     # A pod that cannot start (image, scheduling) ends the wait early: the Job itself would only fail at
     # its deadline.
     state["settled"] = state["complete"] or state["failed"] or any(
@@ -204,7 +293,7 @@ def job_state(job, pods=None, now=None, grace_s=45.0):
     return state
 
 
-def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
+def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0, workloads=None):
     """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems.
 
     `source` is "launcher pod" when the outcome was read from the finished launcher pod because the
@@ -232,7 +321,10 @@ def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
                 state["reason"] = "LauncherFailed"
                 state["message"] = "launcher pod %s failed%s (the MPIJob's status had not caught up yet)" % (
                     last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"])
-    if not state["complete"] and not state["failed"] and mpijob:
+    admission = admission_problem(mpijob, workloads, now=now, grace_s=grace_s)
+    if admission:
+        state["problems"] = [_admission_state(mpijob, admission)] + state["problems"]
+    if not state["complete"] and not state["failed"] and mpijob and not admission:
         created = parse_time(_meta(mpijob).get("creationTimestamp"))
         age = (time.time() if now is None else now) - created if created else 0.0
         found = _diagnose.diagnose_mpijob(mpijob, pods or [], age_s=age, grace_s=grace_s)
@@ -243,14 +335,15 @@ def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0):
     return state
 
 
-def jobs_summary(jobs, pods, grace_s=45.0, now=None):
+def jobs_summary(jobs, pods, grace_s=45.0, now=None, workloads=None):
     """Several Jobs at once: each Job's state (its pods found by the job-name label); settled when all are."""
     by_job = {}
     for pod in pods or []:
         labels = _meta(pod).get("labels") or {}
         name = labels.get("batch.kubernetes.io/job-name") or labels.get("job-name")
         by_job.setdefault(name, []).append(pod)
-    states = [job_state(job, by_job.get(_meta(job).get("name")), now=now, grace_s=grace_s) for job in jobs or []]
+    states = [job_state(job, by_job.get(_meta(job).get("name")), now=now, grace_s=grace_s, workloads=workloads)
+              for job in jobs or []]
     return {"settled": bool(states) and all(s["settled"] for s in states), "states": states}
 
 

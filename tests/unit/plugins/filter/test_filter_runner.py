@@ -17,7 +17,7 @@ from filter_helpers import tagged
 
 LEVELS = _levels.levels()
 NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
-         "validation_survey", "with_target_nodes"}
+         "validation_survey", "with_target_nodes", "admission_summary"}
 
 
 def exact_types(value):
@@ -115,3 +115,17 @@ def test_validation_survey_filter():
     assert runner.validation_survey(tagged(LEVELS), tagged(["l0", "phase0"]))["ids"] == ["l0_infrastructure", "phase0_efa"]
     with pytest.raises(AnsibleFilterError, match="validation_levels: 'l9' is not a level"):
         runner.validation_survey(LEVELS, "l9")
+
+
+def test_admission_summary_and_states_take_tagged_workloads():
+    created = "2020-01-01T00:00:00Z"  # long past any grace
+    job = tagged({"kind": "Job", "metadata": {"name": "j", "uid": "u1", "creationTimestamp": created},
+                  "spec": {"suspend": True}})
+    workloads = tagged([{"metadata": {"name": "w", "ownerReferences": [{"uid": "u1"}]},
+                         "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending",
+                                                    "message": "couldn't assign flavors"}]}}])
+    summary = runner.admission_summary([job], workloads, 45)
+    assert summary["settled"] and "couldn't assign flavors" in summary["problems"][0]["problem"]["message"]
+    assert runner.job_state(job, [], 45, workloads)["settled"]
+    assert runner.jobs_summary([job], [], 45, workloads)["settled"]
+    assert runner.mpijob_state(job, [], 45, None)["settled"]
