@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
@@ -35,6 +36,8 @@ HINT_GPU = ("a GPU the device plugin advertises is not visible to nvidia-smi (fe
             "mismatch): drain the node, check `nvidia-smi -q` and dmesg for XID errors, replace the instance")
 HINT_EFA = ("the EFA devices are missing in the pod: check the EFA driver on the node (efa kernel module), the "
             "aws-efa-k8s-device-plugin DaemonSet and the pod's vpc.amazonaws.com/efa request")
+HINT_EFA_DRA = ("the EFA DRA driver (DRANET, aws-dranet chart) publishes fewer EFA devices than the instance has: "
+                "check its DaemonSet pod on this node, the efa kernel module, and the node's EFA interfaces")
 HINT_STORAGE = ("the shared storage is not writable from the pod: check the FSx for Lustre CSI driver, the "
                 "PersistentVolume and claim, the security group (port 988) and the mount options")
 
@@ -102,7 +105,9 @@ def _ready(node):
 def l0_checks(nodes, probes, expect):
     """L0 infrastructure. nodes: Node objects (k8s transport) or []; probes: {node: probe outcome};
     expect: {selector, all_node_labels, overrides, daemonsets (list of {name, found, desired, ready}),
-    storage_claim ({name, phase} or None), storage (bool), transport, host_instance_type}."""
+    storage_claim ({name, phase} or None), storage (bool), transport, host_instance_type, resource_slices
+    (resource.k8s.io ResourceSlices: EFA counted from the EFA DRA driver's when a node does not advertise
+    the vpc.amazonaws.com/efa extended resource)}."""
     checks = []
     expect = expect or {}
     overrides = expect.get("overrides") or {}
@@ -118,6 +123,7 @@ def l0_checks(nodes, probes, expect):
         checks.append(check("gpu_nodes", "", "ge", len(nodes), int(expect.get("min_nodes") or 1),
                             hint="fewer GPU nodes than expected: check the node group's desired size"))
     targets = []
+    dra_efa = _k8s_status.dra_efa_counts(expect.get("resource_slices"))
     for node in nodes:
         meta = node.get("metadata") or {}
         name = meta.get("name", "")
@@ -140,7 +146,11 @@ def l0_checks(nodes, probes, expect):
             checks.append(check("capacity_gpu", name, "eq", _int(cap.get("nvidia.com/gpu"), 0), int(exp["gpu_count"]),
                                 hint="the NVIDIA device plugin advertises the wrong number of GPUs: check the GPU "
                                      "Operator's device-plugin pod on this node"))
-        if exp["efa_count"] is not None:
+        if exp["efa_count"] is not None and "vpc.amazonaws.com/efa" not in cap and name in dra_efa:
+            checks.append(check("capacity_efa", name, "eq", dra_efa[name], int(exp["efa_count"]), hint=HINT_EFA_DRA,
+                                message="EFA devices in the ResourceSlices of the EFA DRA driver (%s)"
+                                        % _k8s_status.EFA_DRA_DRIVER))
+        elif exp["efa_count"] is not None:
             checks.append(check("capacity_efa", name, "eq", _int(cap.get("vpc.amazonaws.com/efa"), 0),
                                 int(exp["efa_count"]), hint=HINT_EFA))
         targets.append((name, exp))

@@ -190,6 +190,52 @@ def pods_summary(pods, expected=None, grace_s=45.0, want="running", now=None):
             "text": "%s of %d expected" % (text, expected)}
 
 
+# The EFA DRA driver (DRANET) as AWS ships it: aws/eks-charts stable/aws-dranet (image eks/dranet
+# v1.2.0-eksbuild.2), templates/deviceclass.yaml selects `device.driver == "dra.net" &&
+# device.attributes["dra.net"].pciDevice == 'Elastic Fabric Adapter (EFA)'` into the DeviceClass
+# efa.networking.k8s.aws (values.yaml deviceClass.name).
+EFA_DRA_DRIVER = "dra.net"
+EFA_DRA_DEVICE_CLASS = "efa.networking.k8s.aws"
+EFA_DRA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
+
+
+def _attribute(device, driver, name):
+    """A device attribute's value: attributes of the driver's own domain may be written with or without it."""
+    attrs = device.get("attributes") or {}
+    value = attrs.get("%s/%s" % (driver, name), attrs.get(name))
+    if isinstance(value, dict):
+        for key in ("string", "int", "bool", "version"):
+            if key in value:
+                return value[key]
+    return value
+
+
+def dra_efa_counts(slices):
+    """EFA devices per node from resource.k8s.io/v1 ResourceSlices of the EFA DRA driver: {node: count}.
+
+    Only each pool's newest generation counts (a driver replaces a pool by publishing a higher one), and
+    only devices the driver labels as EFA (its other network devices, such as ENA, are left out).
+    """
+    newest = {}
+    for obj in slices or []:
+        spec = obj.get("spec") or {}
+        if spec.get("driver") != EFA_DRA_DRIVER or not spec.get("nodeName"):
+            continue
+        pool = spec.get("pool") or {}
+        key = (spec["nodeName"], pool.get("name") or "")
+        generation = int(pool.get("generation") or 0)
+        if key not in newest or generation > newest[key][0]:
+            newest[key] = (generation, [])
+        if generation == newest[key][0]:
+            newest[key][1].append(spec)
+    counts = {}
+    for (node, _pool), (_gen, specs) in newest.items():
+        efa = sum(1 for spec in specs for device in spec.get("devices") or []
+                  if _attribute(device, EFA_DRA_DRIVER, "pciDevice") == EFA_DRA_PCI_DEVICE)
+        counts[node] = counts.get(node, 0) + efa
+    return counts
+
+
 def suspended(obj):
     """Whether a Job (spec.suspend) or an MPIJob (spec.runPolicy.suspend) is suspended."""
     spec = obj.get("spec") or {}
