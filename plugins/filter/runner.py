@@ -29,6 +29,11 @@ def mpijob_state(mpijob, pods=None, grace_s=45, workloads=None):
     return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
 
 
+def efa_request(nodes, device_classes=None):
+    """{mode: extended|dra|none, device_class}: how the level's pods request EFA on these nodes (see _k8s_status)."""
+    return k8s.efa_request(_plain(nodes or []), _plain(device_classes or []))
+
+
 def admission_summary(objs, workloads=None, grace_s=45):
     """Jobs/MPIJobs that Kueue holds suspended: settled once all run or one stayed suspended past grace_s."""
     return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=float(grace_s))
@@ -86,6 +91,7 @@ class FilterModule:
         return {
             "pods_summary": pods_summary,
             "admission_summary": admission_summary,
+            "efa_request": efa_request,
             "job_state": job_state,
             "jobs_summary": jobs_summary,
             "mpijob_state": mpijob_state,

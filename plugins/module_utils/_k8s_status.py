@@ -236,6 +236,22 @@ def dra_efa_counts(slices):
     return counts
 
 
+def efa_request(nodes, device_classes=None):
+    """How pods ask for EFA on these nodes: {mode, device_class}. mode "extended": vpc.amazonaws.com/efa (the
+    EFA device plugin); "dra": a ResourceClaim of the EFA DRA driver's DeviceClass, when no node advertises
+    the extended resource and that DeviceClass exists; "none": neither (the pod requests the extended
+    resource, and L0 says why it is missing)."""
+    mode = "none"
+    for node in nodes or []:
+        capacity = (node.get("status") or {}).get("capacity") or {}
+        if str(capacity.get("vpc.amazonaws.com/efa") or "0") not in ("0", ""):
+            mode = "extended"
+            break
+    if mode == "none" and any(_meta(dc).get("name") == EFA_DRA_DEVICE_CLASS for dc in device_classes or []):
+        mode = "dra"
+    return {"mode": mode, "device_class": EFA_DRA_DEVICE_CLASS}
+
+
 def suspended(obj):
     """Whether a Job (spec.suspend) or an MPIJob (spec.runPolicy.suspend) is suspended."""
     spec = obj.get("spec") or {}

@@ -255,3 +255,15 @@ def test_a_crashing_tool_is_evidence_missing_not_a_pass(tmp_path):
         assert checks[0]["evidence_missing"] is True
         assert "could not collect the evidence" in checks[0]["message"]
         assert "run local mode again" in checks[0]["hint"] and "cluster" not in checks[0]["hint"], checks[0]
+
+
+def test_kueue_and_efa_claim_manifests_validate(tmp_path):
+    """With a Kueue queue and EFA through DRA (as tasks/mpijob.yml decides on a DRA-only cluster), the
+    MPIJob (runPolicy.suspend, queue label, worker resourceClaims) and the Jobs (spec.suspend) still pass
+    the Kubernetes and MPIJob schemas."""
+    run = run_local(["-i", str(INVENTORY), "-e", "validation_kueue_queue=team-a", "-e",
+                     '{"runner_efa_request": {"mode": "dra", "device_class": "efa.networking.k8s.aws"}}'], tmp_path)
+    row = run.row("local_manifests")
+    assert row["status"] == "PASS", run.explain()
+    nodes = [c["node"] for c in row["checks"]]
+    assert "L3 nccl-tests MPIJob" in nodes and any(n.startswith("L5 train ") for n in nodes)

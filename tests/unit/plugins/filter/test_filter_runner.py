@@ -17,7 +17,8 @@ from filter_helpers import tagged
 
 LEVELS = _levels.levels()
 NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
-         "validation_survey", "with_target_nodes", "admission_summary"}
+         "validation_survey", "with_target_nodes", "admission_summary",
+         "efa_request"}
 
 
 def exact_types(value):

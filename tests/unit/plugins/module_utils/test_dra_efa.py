@@ -69,3 +69,20 @@ def test_l0_prefers_the_extended_resource_and_fails_without_either():
                               k8s_expect(resource_slices=[]))
     efa = find(result, "capacity_efa", "p5-node-1")
     assert (efa["actual"], efa["hint"]) == (0, checks.HINT_EFA)
+
+
+DEVICE_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "efa.networking.k8s.aws"}}
+
+
+def test_efa_request_prefers_the_extended_resource():
+    assert k8s.efa_request([make_node("a", efa=None), make_node("b")], [DEVICE_CLASS])["mode"] == "extended"
+
+
+def test_efa_request_claims_through_dra_without_the_extended_resource():
+    request = k8s.efa_request([make_node("a", efa=None), make_node("b", efa="0")], [DEVICE_CLASS])
+    assert request == {"mode": "dra", "device_class": "efa.networking.k8s.aws"}
+
+
+def test_efa_request_none_without_either():
+    assert k8s.efa_request([make_node("a", efa=None)], [{"metadata": {"name": "gpu.nvidia.com"}}])["mode"] == "none"
+    assert k8s.efa_request([], None)["mode"] == "none"
