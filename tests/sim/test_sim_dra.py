@@ -26,11 +26,11 @@ SLICE = "rlstack-test-p5-node-0-dra-net"
 def dra_objects(custom):
     from kubernetes.client.rest import ApiException
     # aws/eks-charts stable/aws-dranet templates/deviceclass.yaml
+    expression = ('device.driver == "dra.net" && '
+                  "device.attributes[\"dra.net\"].pciDevice == 'Elastic Fabric Adapter (EFA)'")
     device_class = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "DeviceClass",
                     "metadata": {"name": k8s.EFA_DRA_DEVICE_CLASS},
-                    "spec": {"selectors": [{"cel": {"expression":
-                        'device.driver == "dra.net" && '
-                        "device.attributes[\"dra.net\"].pciDevice == 'Elastic Fabric Adapter (EFA)'"}}]}}
+                    "spec": {"selectors": [{"cel": {"expression": expression}}]}}
     devices = [{"name": "pci-0000-%02x-00-0" % i, "attributes": {"pciDevice": {"string": k8s.EFA_DRA_PCI_DEVICE}}}
                for i in range(32)]
     devices.append({"name": "pci-0000-ff-00-0", "attributes": {"pciDevice": {"string": "Elastic Network Adapter (ENA)"}}})

@@ -132,8 +132,8 @@ def test_jobs_summary_passes_the_workloads():
 
 
 def test_admission_summary_waits_then_settles():
-    assert k8s.admission_summary([job(5)], now=NOW, grace_s=45) == {"settled": False, "admitted": False,
-                                                                     "problems": []}
+    waiting = k8s.admission_summary([job(5)], now=NOW, grace_s=45)
+    assert waiting == {"settled": False, "admitted": False, "problems": []}
     admitted = k8s.admission_summary([job(5, suspend=False), job(50, suspend=False)], now=NOW, grace_s=45)
     assert admitted["settled"] and admitted["admitted"] and admitted["problems"] == []
     stuck = k8s.admission_summary([job(50, suspend=False), job(50)], [workload()], now=NOW, grace_s=45)
