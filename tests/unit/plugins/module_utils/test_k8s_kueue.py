@@ -123,7 +123,9 @@ def test_job_state_settles_on_not_admitted_without_pods():
 def test_mpijob_state_settles_on_not_admitted():
     state = k8s.mpijob_state(mpijob(60), [], now=NOW, grace_s=45, workloads=[])
     assert state["settled"] and state["problems"][0]["problem"]["kind"] == "not_admitted"
-    assert not k8s.mpijob_state(mpijob(60, suspend=False), [], now=NOW, grace_s=45)["settled"]
+    running = k8s.mpijob_state(mpijob(60, suspend=False), [], now=NOW, grace_s=45)
+    assert not [p for p in running["problems"] if p["problem"]["kind"] == "not_admitted"]
+    assert not k8s.mpijob_state(mpijob(10, suspend=False), [], now=NOW, grace_s=45)["settled"]
 
 
 def test_jobs_summary_passes_the_workloads():
