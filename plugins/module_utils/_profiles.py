@@ -16,7 +16,7 @@ Profile keys (every profile has all of them)::
     ofi_protocol, gdr_required,
     expected_busbw_2node {"1GiB": {busbw_gbps, range, source} | None, "16GiB": ...},
     busbw_floor {nodes, size, size_bytes, floor_gbps, tolerance, source, rule},
-    price_per_hour_usd, sources {key: source}, notes [..]
+    price_per_hour_usd, price_as_of, sources {key: source}, notes [..]
 """
 
 from __future__ import annotations
@@ -61,6 +61,12 @@ SRC_PRICE = (
     "AWS EC2 On-Demand list price, us-east-1, Linux, as publicly listed in 2025; not re-verified here, "
     "prices change: check the AWS pricing page"
 )
+PRICE_AS_OF = "2025"
+SRC_PRICE_P5EN = (
+    "dstack PR #4110 (github.com/dstackai/dstack/pull/4110, 2026-08-06): `dstack offer -b aws --instance-type "
+    "p5en.48xlarge` lists $63.296/h on-demand in us-east-1 (dstack's AWS price catalog)"
+)
+PRICE_AS_OF_P5EN = "2026-08-06"
 NOTE_P_PRICE = (
     "price_per_hour_usd is None: AWS changed P4/P5 on-demand prices in 2025 and the current list price was "
     "not verified; capacity blocks are priced separately (the seed quotes ~$725/hr for a p5 capacity block)"
@@ -112,7 +118,7 @@ def _mem_min(gb):
 def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pattern, gpu_memory_gb,
              efa_devices, network_gbps, nvlink_per_gpu, nvlink_generation, rdma_capable, sources,
              gpu_memory_mib=None, expected_1g=None, expected_16g=None, seed_floor=None,
-             price=None, notes=None):
+             price=None, notes=None, price_source=SRC_PRICE, price_as_of=PRICE_AS_OF):
     sources = dict(sources)
     if gpu_memory_gb:
         sources.setdefault("gpu_memory_mib_min", RULE_MEM_MIN)
@@ -130,7 +136,7 @@ def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pat
         floor, floor_source, rule = None, "no EFA: no default floor", "none"
     sources["busbw_floor"] = floor_source
     if price is not None:
-        sources["price_per_hour_usd"] = SRC_PRICE
+        sources["price_per_hour_usd"] = price_source
     ofi_protocol, gdr_required = _ofi_platform(instance_type)
     sources.setdefault("ofi_protocol", SRC_OFI_PLATFORM)
     sources.setdefault("gdr_required", SRC_OFI_PLATFORM)
@@ -165,6 +171,7 @@ def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pat
             "source": floor_source, "rule": rule,
         },
         "price_per_hour_usd": price,
+        "price_as_of": price_as_of if price is not None else None,
         "sources": sources,
         "notes": notes,
     }
@@ -246,6 +253,7 @@ _add(_profile(
     gpu_memory_mib=143771,
     sources=_src(_P_SOURCES, gpu_memory_gb=SRC_H200_GB, gpu_memory_mib=SRC_H200_MIB, gpu_name=SRC_H200_MIB,
                  network_gbps=SRC_AWS_SPEC, nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK),
+    price=63.296, price_source=SRC_PRICE_P5EN, price_as_of=PRICE_AS_OF_P5EN,
     notes=["EFA devices can come up late on p5en: AHC retries the EFA enumeration three times"],
 ))
 _add(_profile(

@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
+from ansible_collections.rlstack.validation.plugins.module_utils import _cost
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 RULE = "=" * 40
@@ -66,12 +67,21 @@ def _level_row(level_id, result, plan_item, index):
         "checks": [dict(c) for c in (result.get("checks") or []) if isinstance(c, dict)],
         "nodes": dict(result.get("nodes") or {}),
         "summary": dict(result.get("summary") or {}),
+        "gpu": _gpu(result.get("gpu")),
+        "fingerprint": dict(result["fingerprint"]) if isinstance(result.get("fingerprint"), dict) else None,
         "planned": bool(plan_item),
         "selected": _selected(plan_item) if plan_item else True,
         "has_result": True,
         "_index": index,
     }
     return row
+
+
+def _gpu(value):
+    """A level's GPU time: one gpu_usage result, or the list a level accumulates (one per wait)."""
+    if isinstance(value, list):
+        value = _cost.merge_usage([v for v in value if isinstance(v, dict)]) if value else None
+    return dict(value) if isinstance(value, dict) and value.get("gpu_seconds") is not None else {}
 
 
 def _selected(plan_item):
@@ -87,7 +97,7 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
     report = {
         "cluster": str(cluster), "run_id": "", "status": "FAIL", "has_data": False, "levels": [],
         "summary": {"passed": 0, "failed": 0, "skipped": 0, "total": 0}, "levels_duration_s": 0.0,
-        "incomplete": [], "start": run_start, "duration_s": None,
+        "incomplete": [], "start": run_start, "duration_s": None, "cost": None, "phase0_gate": None,
     }
     if run_start is not None and run_end is not None:
         report["duration_s"] = round(max(run_end - run_start, 0.0), 1)
@@ -133,6 +143,10 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
         summary[{"PASS": "passed", "FAIL": "failed", "SKIPPED": "skipped"}[row["status"]]] += 1
     report["summary"] = summary
     report["levels_duration_s"] = round(sum(r["duration_s"] or 0.0 for r in rows), 1)
+    gate = data.get("phase0_gate")
+    report["phase0_gate"] = dict(gate) if isinstance(gate, dict) else None
+    report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
+                              data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {})
     if summary["failed"] or report["incomplete"]:
         report["status"] = "FAIL"
     elif summary["passed"]:
@@ -140,6 +154,63 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
     else:
         report["status"] = "SKIPPED"
     return report
+
+
+PHASE0_ID = "phase0_efa"
+
+
+def run_cost(rows, prices=None, phase0_compare=None):
+    """GPU time per level and for the run, the money at the instance types' prices, and for Phase 0 what the
+    same time on the expensive instances (phase0_compare: {instance_type, nodes}) would have cost."""
+    by_level = {}
+    for row in rows:
+        if row.get("gpu"):
+            by_level[row["id"]] = {"level": row["level"], "gpu_minutes": row["gpu"].get("gpu_minutes", 0.0),
+                                   "money": _cost.money(row["gpu"], prices)}
+    total = _cost.merge_usage([row["gpu"] for row in rows if row.get("gpu")])
+    cost = {"gpu_seconds": total["gpu_seconds"], "gpu_minutes": total["gpu_minutes"],
+            "by_instance_type": total["by_instance_type"], "by_level": by_level,
+            "money": _cost.money(total, prices), "phase0": None}
+    phase0 = [r for r in rows if r["id"] == PHASE0_ID and r.get("gpu")]
+    if phase0 and phase0_compare and phase0_compare.get("instance_type"):
+        row = phase0[0]
+        cost["phase0"] = {
+            "status": row["status"], "seconds": row["duration_s"] or 0.0,
+            "usd": by_level[row["id"]]["money"]["usd"],
+            "instance_types": sorted(row["gpu"].get("by_instance_type") or {}),
+            "expensive": _cost.what_if(row["duration_s"] or 0.0, phase0_compare["instance_type"],
+                                       phase0_compare.get("nodes") or 2, prices),
+        }
+    return cost
+
+
+def _cost_lines(cost):
+    if not cost or not cost.get("gpu_seconds"):
+        return []
+    per_level = {}  # the rows of one level (L5 per example) as one number
+    for entry in cost["by_level"].values():
+        per_level[entry["level"]] = per_level.get(entry["level"], 0.0) + (entry["gpu_minutes"] or 0.0)
+    levels = ", ".join("%s %.1f" % (level, minutes) for level, minutes in per_level.items() if minutes)
+    money = cost["money"]
+    text = "GPU time: %.1f GPU-min (%s); estimated %s" % (cost["gpu_minutes"], levels, _cost.usd(money["usd"]))
+    lines = [text + (" at the prices below" if money["usd"] is not None else
+                     " (no price for %s)" % ", ".join(money["unpriced"]))]
+    for itype, info in sorted(money["by_instance_type"].items()):
+        if info["price_per_gpu_hour_usd"] is None:
+            lines.append("  %s: %.1f GPU-min, %s" % (itype, info["gpu_minutes"] or 0.0, info["source"]))
+            continue
+        source = info["source"] if len(info["source"]) <= 70 else info["source"][:67] + "..."
+        lines.append("  %s: %.1f GPU-min x $%.4f/GPU-h = %s (%s%s)" % (
+            itype, info["gpu_minutes"] or 0.0, info["price_per_gpu_hour_usd"], _cost.usd(info["usd"]), source,
+            ", " + str(info["as_of"]) if info["as_of"] else ""))
+    phase0 = cost.get("phase0")
+    if phase0:
+        expensive = phase0["expensive"]
+        lines.append("Phase 0 %s: %s on %s; the same %ds on %d x %s would have cost %s" % (
+            phase0["status"], _cost.usd(phase0["usd"]), ", ".join(phase0["instance_types"]) or "-",
+            int(round(phase0["seconds"])), expensive["nodes"], expensive["instance_type"],
+            _cost.usd(expensive["usd"])))
+    return lines
 
 
 def build_reports(stats_data, hosts=(), run_start=None, run_end=None):
@@ -218,6 +289,11 @@ def render_table_kinds(report, max_failed_checks=10):
         footer += ", %d skipped" % summary["skipped"]
     footer += " in %s" % _seconds(report["levels_duration_s"])
     lines.append((footer, None))
+    lines.extend((text, None) for text in _cost_lines(report.get("cost")))
+    gate = report.get("phase0_gate")
+    if gate and gate.get("action") in ("pass", "warn"):
+        lines.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
+                      None))
     return lines
 
 
@@ -296,6 +372,8 @@ def junit_xml(reports, run_start=None):
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", {"name": "run_id", "value": _x(report.get("run_id") or "")})
         ET.SubElement(props, "property", {"name": "status", "value": report["status"]})
+        for name, value in _cost_properties(report.get("cost")):
+            ET.SubElement(props, "property", {"name": name, "value": _x(value)})
         base = "rlstack.validation.%s" % report["cluster"]
         if not report["has_data"]:
             case = _case(suite, base, "validation results", 0.0)
@@ -343,6 +421,24 @@ def junit_xml(reports, run_start=None):
     if hasattr(ET, "indent"):
         ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _cost_properties(cost):
+    if not cost:
+        return []
+    props = [("gpu_minutes", "%.2f" % cost["gpu_minutes"]),
+             ("estimated_cost_usd", "" if cost["money"]["usd"] is None else "%.4f" % cost["money"]["usd"])]
+    for level_id, entry in sorted(cost["by_level"].items()):
+        props.append(("gpu_minutes.%s" % level_id, "%.2f" % entry["gpu_minutes"]))
+    for itype, info in sorted(cost["money"]["by_instance_type"].items()):
+        if info["price_per_hour_usd"] is not None:
+            props.append(("price_per_hour_usd.%s" % itype, "%s (%s%s)" % (
+                info["price_per_hour_usd"], info["source"], ", " + str(info["as_of"]) if info["as_of"] else "")))
+    if cost.get("phase0"):
+        expensive = cost["phase0"]["expensive"]
+        props.append(("phase0_cost_usd", "" if cost["phase0"]["usd"] is None else "%.4f" % cost["phase0"]["usd"]))
+        props.append(("phase0_expensive_equivalent_usd", "" if expensive["usd"] is None else "%.4f" % expensive["usd"]))
+    return props
 
 
 def _failed_text(check):

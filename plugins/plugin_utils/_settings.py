@@ -39,6 +39,9 @@ RANGES = {
     "l3_multi_gpu_tolerance": (0, 1),
     "phase0_efa_tolerance": (0, 1),
     "l6_evaluation_floor": (0, 1),
+    "validation_phase0_compare_nodes": (1, 100000),
+    "validation_phase0_gate_threshold_usd": (0, 1e6),
+    "validation_phase0_max_age_h": (0, 24 * 366),
 }
 MAX_COUNT = 100000
 SHOWN = 60  # characters of a bad value the sentence shows

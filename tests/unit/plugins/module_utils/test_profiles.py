@@ -21,7 +21,7 @@ KEYS = {
     "gpu_memory_mib", "gpu_memory_mib_min", "efa_devices", "network_gbps", "nvlink_per_gpu", "nvlink_generation",
     "rdma_capable", "fi_efa_use_device_rdma", "max_message_bytes", "gpu_resource", "efa_resource",
     "ofi_protocol", "gdr_required",
-    "expected_busbw_2node", "busbw_floor", "price_per_hour_usd", "sources", "notes",
+    "expected_busbw_2node", "busbw_floor", "price_per_hour_usd", "price_as_of", "sources", "notes",
 }
 
 

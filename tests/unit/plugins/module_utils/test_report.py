@@ -167,3 +167,59 @@ def test_plain_turns_mappings_and_subclasses_into_builtins():
     value = r.plain({"a": (1, Tagged("x")), 2: {"b": None}})
     assert value == {"a": [1, "x"], "2": {"b": None}}
     assert value["a"][1].__class__ is str  # exactly str, not the subclass
+
+
+def _usage(itype, node, gpu_seconds):
+    return {"pods": 1, "gpu_seconds": gpu_seconds, "gpu_minutes": round(gpu_seconds / 60.0, 2),
+            "by_instance_type": {itype: {"gpu_seconds": gpu_seconds, "gpu_minutes": round(gpu_seconds / 60.0, 2),
+                                         "nodes": [node]}}}
+
+
+def cost_stats():
+    plan = [{"id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU / NCCL", "order": 3, "selected": True},
+            {"id": "phase0_efa", "level": "L3.5", "name": "Phase 0 EFA", "order": 3.5, "selected": True}]
+    l3 = level("l3_multi_gpu", "L3", "Multi GPU / NCCL", 3, 300)
+    l3["gpu"] = [_usage("p5.48xlarge", "p5-node-0", 2400.0), _usage("p5.48xlarge", "p5-node-1", 2400.0)]
+    p0 = level("phase0_efa", "L3.5", "Phase 0 EFA", 3.5, 120)
+    p0["gpu"] = [_usage("g6.8xlarge", "g6-node-0", 240.0)]
+    return {"eks": {"run_id": "r", "plan": plan, "levels": {"l3_multi_gpu": l3, "phase0_efa": p0},
+                    "prices": {"p5.48xlarge": {"price_per_hour_usd": 39.33, "source": "capacity block us-east-1",
+                                               "as_of": "2026-11-30"}},
+                    "phase0_compare": {"instance_type": "p5en.48xlarge", "nodes": 2}}}
+
+
+def test_cost_in_the_footer_json_and_junit():
+    (report,) = r.build_reports(cost_stats())
+    lines = r.render_table(report)
+    footer = lines[lines.index("2/2 passed in 420s") + 1:]
+    # 80 GPU-min of p5 at 39.33/8 per GPU-hour = 6.555; 4 GPU-min of g6 at 2.0144 per GPU-hour = 0.1343
+    assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69 at the prices below"
+    assert footer[1].startswith("  g6.8xlarge: 4.0 GPU-min x $2.0144/GPU-h = $0.1343 (AWS EC2 On-Demand")
+    assert footer[1].endswith(", 2025)")
+    assert footer[2] == ("  p5.48xlarge: 80.0 GPU-min x $4.9162/GPU-h = $6.55 (capacity block us-east-1, 2026-11-30)")
+    # the same 120 s on 2 x p5en.48xlarge at 63.296/h
+    assert footer[3] == "Phase 0 PASS: $0.1343 on g6.8xlarge; the same 120s on 2 x p5en.48xlarge would have cost $4.22"
+    doc = r.report_json([report])
+    cost = doc["clusters"][0]["cost"]
+    assert cost["gpu_minutes"] == 84.0 and cost["money"]["usd"] == 6.6893
+    assert cost["by_level"]["l3_multi_gpu"]["gpu_minutes"] == 80.0
+    assert cost["phase0"]["expensive"]["usd"] == 4.2197
+    props = {p.get("name"): p.get("value") for p in ET.fromstring(r.junit_xml([report])).iter("property")}
+    assert props["gpu_minutes"] == "84.00" and props["estimated_cost_usd"] == "6.6893"
+    assert props["gpu_minutes.phase0_efa"] == "4.00"
+    assert props["price_per_hour_usd.p5.48xlarge"] == "39.33 (capacity block us-east-1, 2026-11-30)"
+    assert props["phase0_expensive_equivalent_usd"] == "4.2197"
+
+
+def test_no_gpu_time_no_cost_lines():
+    (report,) = r.build_reports(seed_stats())
+    assert report["cost"]["gpu_seconds"] == 0.0
+    assert not [line for line in r.render_table(report) if line.startswith("GPU time")]
+
+
+def test_phase0_gate_is_said_under_the_table():
+    stats = seed_stats()
+    stats["eks-p5"]["phase0_gate"] = {"action": "warn", "reason": "missing", "message": "L5 on p5.48xlarge: no pass"}
+    (report,) = r.build_reports(stats)
+    assert r.render_table(report)[-1] == "Phase 0 gate (warn): L5 on p5.48xlarge: no pass"
+    assert r.report_json([report])["clusters"][0]["phase0_gate"]["reason"] == "missing"
