@@ -37,6 +37,9 @@ options:
       - The MPIJob the pods belong to. Workers the pods list lacks (the operator deletes running workers when the
         launcher ends) count from the MPIJob's C(status.startTime) to its C(completionTime).
     type: dict
+  job:
+    description: Only the pods of this batch/v1 Job (label C(batch.kubernetes.io/job-name)) count.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -57,10 +60,11 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _cost
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 
-def gpu_usage(pods, observed_at, nodes=None, mpijob=None):
+def gpu_usage(pods, observed_at, nodes=None, mpijob=None, job=None):
     node_types = dict((str(n.get("node", "")), str(n.get("instance_type", "")))
                       for n in plain(nodes or []) if isinstance(n, dict))
-    return _cost.gpu_usage(plain(pods or []), float(observed_at), node_types, plain(mpijob) if mpijob else None)
+    return _cost.gpu_usage(plain(pods or []), float(observed_at), node_types, plain(mpijob) if mpijob else None,
+                           str(job) if job else None)
 
 
 class FilterModule:

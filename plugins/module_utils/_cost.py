@@ -112,14 +112,25 @@ def _unseen_workers(mpijob, holds, observed_at, node_types):
             for i in range(missing)]
 
 
-def gpu_usage(pods, observed_at, node_types=None, mpijob=None):
+JOB_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+
+
+def _of_job(pod, job):
+    labels = (pod.get("metadata") or {}).get("labels") or {} if isinstance(pod, dict) else {}
+    return any(labels.get(key) == job for key in JOB_LABELS)
+
+
+def gpu_usage(pods, observed_at, node_types=None, mpijob=None, job=None):
     """GPU time of the pods a level ran, by instance type (node_types: {node name: instance type}).
 
     The same pod seen in several snapshots counts once, with its longest hold. With an MPIJob, workers the
-    runner never saw count from the MPIJob's start to its completion (_unseen_workers)."""
+    runner never saw count from the MPIJob's start to its completion (_unseen_workers). With job, only the pods of
+    that batch/v1 Job count (one row per L5/L6 example)."""
     node_types = node_types or {}
     holds = {}
     for pod in pods or []:
+        if job and not _of_job(pod, job):
+            continue
         hold = pod_hold(pod, observed_at)
         if hold and (hold["uid"] not in holds or hold["gpu_seconds"] > holds[hold["uid"]]["gpu_seconds"]):
             holds[hold["uid"]] = hold

@@ -105,3 +105,11 @@ def test_mpijob_workers_deleted_before_the_runner_saw_them_count_from_its_status
     seen["metadata"]["labels"] = {"training.kubeflow.org/job-role": "worker"}
     usage = _cost.gpu_usage([seen], parse_time(T0) + 40, g6, mpijob)
     assert usage["pods"] == 2 and usage["gpu_seconds"] == 70.0  # 40 s seen + 30 s from the status
+
+
+def test_one_jobs_pods_only():
+    a, b = pod("a", "p5-node-0", 8), pod("b", "p5-node-1", 8)
+    a["metadata"]["labels"] = {"batch.kubernetes.io/job-name": "rlsv-r-l5-one"}
+    b["metadata"]["labels"] = {"batch.kubernetes.io/job-name": "rlsv-r-l5-two"}
+    usage = _cost.gpu_usage([a, b], parse_time(T0) + 10, NODES, job="rlsv-r-l5-one")
+    assert usage["pods"] == 1 and usage["gpu_seconds"] == 80.0

@@ -115,7 +115,9 @@ def test_one_rescue_and_one_gate():
         stops += [rel] * len(re.findall(r"^\s+runner_stop:", text, re.M))
         fails += [rel] * len(re.findall(r"ansible\.builtin\.fail:", text))
     assert rescues == ["roles/runner/tasks/level.yml", "roles/runner/tasks/plan.yml"]
-    assert stops == ["roles/runner/tasks/level.yml", "roles/runner/tasks/plan.yml"]
+    # and the plan's Phase 0 gate, which stops a run before it creates anything (docs/phase0.md)
+    assert stops == ["roles/runner/tasks/level.yml", "roles/runner/tasks/phase0_gate.yml",
+                     "roles/runner/tasks/plan.yml"]
     assert sorted(set(fails)) == ["roles/runner/tasks/finish_run.yml", "roles/runner/tasks/plan.yml",
                                   "roles/runner/tasks/settings.yml"]
     level = load("roles/runner/tasks/level.yml")
