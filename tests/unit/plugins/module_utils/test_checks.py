@@ -105,13 +105,15 @@ def test_check_shape():
 def test_node_expectations_p5_profile():
     assert checks.node_expectations("p5.48xlarge", {}) == {
         "instance_type": "p5.48xlarge", "known_type": True, "gpu_count": 8, "efa_count": 32,
-        "gpu_name_pattern": "H100.*80GB", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_memory_mib_min": 72479}
+        "gpu_name_pattern": "H100.*80GB", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_memory_mib_min": 72479,
+        "nvlink_per_gpu": 18, "nvswitch": True, "pcie_gen": 5, "pcie_width": 16}
 
 
 def test_node_expectations_g6_profile():
     assert checks.node_expectations("g6.8xlarge", None) == {
         "instance_type": "g6.8xlarge", "known_type": True, "gpu_count": 1, "efa_count": 1,
-        "gpu_name_pattern": r"\bL4\b", "gpu_name": "NVIDIA L4", "gpu_memory_mib_min": 21743}
+        "gpu_name_pattern": r"\bL4\b", "gpu_name": "NVIDIA L4", "gpu_memory_mib_min": 21743,
+        "nvlink_per_gpu": 0, "nvswitch": False, "pcie_gen": None, "pcie_width": None}
 
 
 def test_node_expectations_overrides_win_even_when_zero():
@@ -129,7 +131,8 @@ def test_node_expectations_empty_overrides_fall_back_to_the_profile():
 def test_node_expectations_unknown_type():
     assert checks.node_expectations("m5.large", {}) == {
         "instance_type": "m5.large", "known_type": False, "gpu_count": None, "efa_count": None, "gpu_name_pattern": None,
-        "gpu_name": None, "gpu_memory_mib_min": None}
+        "gpu_name": None, "gpu_memory_mib_min": None, "nvlink_per_gpu": None, "nvswitch": None, "pcie_gen": None,
+        "pcie_width": None}
     exp = checks.node_expectations("", {"gpu_count": 2, "efa_count": 0})
     assert (exp["instance_type"], exp["known_type"], exp["gpu_count"], exp["efa_count"]) == ("", False, 2, 0)
 

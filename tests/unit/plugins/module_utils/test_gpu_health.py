@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests for plugins/module_utils/_gpu_health.py.
+
+The health facts are what the L0 probe's own parser makes of real nvidia-smi output (the recorded H200
+`nvidia-smi -q -x`, NVLink status lines quoted in public bug reports: tests/unit/fixtures/nvidia-smi/SOURCES.md);
+a fault is one field of that changed. Each check is judged by level_assert's evaluate_check.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health as gh
+from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
+
+REPO = Path(__file__).resolve().parents[4]
+FIX = REPO / "tests" / "unit" / "fixtures"
+_spec = importlib.util.spec_from_file_location("probe_node_for_health", REPO / "roles" / "l0_infrastructure" / "files" / "probe_node.py")
+probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(probe)
+
+
+def h200_health(gpus=1, nvlink="nvlink-status-h100-bottlerocket-4418.txt"):
+    parsed = probe.parse_smi_xml((FIX / "recorded" / "h200x1" / "nvidia-smi-q.xml").read_text())
+    links = probe.parse_nvlink_status((FIX / "nvidia-smi" / nvlink).read_text())
+    template = parsed["gpus"][0]
+    out = []
+    for i in range(gpus):
+        gpu = dict(template, index=i, pci_bus_id="00000000:%02X:00.0" % (0x53 + 0x10 * i))
+        entry = links.get(i % 2) or {"links": 0, "active": 0, "inactive": []}
+        gpu["nvlinks"] = {k: entry[k] for k in ("links", "active", "inactive")}
+        gpu.update(fabric_state="Completed", fabric_status="Success")
+        out.append(gpu)
+    return {"driver_version": parsed["driver_version"], "cuda_version": parsed["cuda_version"], "gpus": out,
+            "xml": {"ok": True}, "nvlink": {"ok": True}, "xid": {"visible": False, "error": "/dev/kmsg: No such file"},
+            "efa": {"driver_version": "2.13.0g", "firmware_versions": ["1.2.3"]},
+            "image": {"nccl": {"version": "2.28.9"}, "aws_ofi_nccl": {"version": None}}}
+
+
+P5 = _checks.node_expectations("p5.48xlarge", {})
+
+
+def judged(checks):
+    return {(c["name"], c["node"]): _verdict.evaluate_check(c) for c in checks}
+
+
+def failing(checks):
+    return sorted((n, node) for (n, node), e in judged(checks).items() if not e["passed"])
+
+
+def warnings(checks):
+    return sorted(n for (n, _node), e in judged(checks).items() if e.get("warning"))
+
+
+def test_every_check_has_a_severity_source_and_hint():
+    for entry in gh.describe():
+        assert entry["severity"] in ("fail", "warn") and entry["source"] and entry["hint"], entry
+
+
+def test_healthy_8_gpu_node_passes_and_names_what_it_could_not_read():
+    checks = gh.gpu_checks("p5-node-0", {"health": h200_health(8)}, P5)
+    assert failing(checks) == []
+    names = {c["name"] for c in checks}
+    assert {"ecc_uncorrectable_volatile", "remapped_rows_pending", "nvlink_links", "fabric_manager", "pcie_width",
+            "pcie_gen", "pcie_max", "gsp_firmware", "clocks_hw_slowdown", "temperature", "persistence_mode"} <= names
+    unmeasured = [c for c in checks if c["name"] == "health_unmeasured"][0]
+    assert unmeasured["actual"] == ["xid (/dev/kmsg: No such file)"] and warnings(checks) == ["health_unmeasured"]
+
+
+def test_recorded_h200_vm_without_nvlink_profile_checks():
+    health = h200_health(1)
+    health["gpus"][0].update(fabric_state=None, fabric_status=None)
+    checks = gh.gpu_checks("h200", {"health": health}, _checks.node_expectations("", {}))
+    assert failing(checks) == [] and "nvlink_links" not in {c["name"] for c in checks}
+
+
+@pytest.mark.parametrize("field,value,check,detail", [
+    ("remapped_rows_pending", True, "remapped_rows_pending", "remapped_rows_pending"),
+    ("remapped_rows_failure", True, "remapped_rows_failure", "remapped_rows_failure"),
+    ("ecc_volatile_uncorrectable", 2, "ecc_uncorrectable_volatile", "2 uncorrectable ECC errors since reset"),
+    ("pcie_width_current", 8, "pcie_width", "x8 of x16"),
+    ("nvlinks", {"links": 18, "active": 17, "inactive": [17]}, "nvlink_links", "17 of 18 NVLinks up (down: 17)"),
+    ("fabric_state", "In Progress", "fabric_manager", "fabric state In Progress, status Success"),
+    ("gsp_firmware_version", "570.86.15", "gsp_firmware", "GSP firmware 570.86.15, driver 580.159.04"),
+    ("clock_events_active", ["gpu_idle", "hw_power_brake_slowdown"], "clocks_hw_slowdown", "hw_power_brake_slowdown"),
+    ("recovery_action", "GPU Reset", "recovery_action", "driver asks for: GPU Reset"),
+    ("unrepairable_memory", True, "memory_repair", "unrepairable_memory"),
+])
+def test_one_field_fails_one_check_on_the_right_gpu(field, value, check, detail):
+    health = h200_health(8)
+    health["gpus"][3][field] = value
+    checks = gh.gpu_checks("p5-node-1", {"health": health}, P5)
+    assert failing(checks) == [(check, "p5-node-1")]
+    entry = judged(checks)[(check, "p5-node-1")]
+    assert entry["actual"][0].startswith("GPU 3 00000000:83:00.0: ") and detail in entry["actual"][0]
+    assert entry["hint"] == gh.HEALTH_CHECKS[check][2]
+
+
+@pytest.mark.parametrize("field,value,check", [
+    ("pcie_gen_current", 3, "pcie_gen"), ("persistence_mode", "Disabled", "persistence_mode"),
+    ("ecc_aggregate_uncorrectable", 1, "ecc_uncorrectable_aggregate"), ("pcie_replays", 12, "pcie_replays"),
+    ("clock_events_active", ["hw_thermal_slowdown"], "clocks_thermal"), ("temperature_tlimit_margin_c", -3, "temperature"),
+])
+def test_warnings_do_not_fail(field, value, check):
+    health = h200_health(8)
+    health["gpus"][5][field] = value
+    checks = gh.gpu_checks("p5-node-0", {"health": health}, P5)
+    assert failing(checks) == [] and check in warnings(checks)
+
+
+def test_host_limited_pcie_fails_against_the_profile():
+    health = h200_health(8)
+    for gpu in health["gpus"]:
+        gpu.update(pcie_gen_max=4, pcie_gen_current=4)
+    assert failing(gh.gpu_checks("n", {"health": health}, P5)) == [("pcie_max", "n")]
+
+
+def test_xid_visible():
+    health = h200_health(8)
+    health["xid"] = {"visible": True, "events": [{"pci": "0000:83:00", "xid": 79, "text": "GPU has fallen off the bus"},
+                                                 {"pci": "0000:53:00", "xid": 13, "text": "Graphics Exception"}]}
+    checks = gh.gpu_checks("n", {"health": health}, P5)
+    assert failing(checks) == [("xid", "n")]
+    assert judged(checks)[("xid", "n")]["actual"] == ["GPU 3 00000000:83:00.0: XID 79 GPU has fallen off the bus"]
+    assert "xid_other" in warnings(checks)
+
+
+def test_health_query_failed_is_evidence_missing():
+    checks = gh.gpu_checks("n", {"health": {"xml": {"ok": False, "error": "timed out after 30 s"}}}, P5)
+    (entry,) = judged(checks).values()
+    assert entry["evidence_missing"] and not entry["passed"] and "timed out" in entry["message"]
+    assert gh.gpu_checks("n", {"health": None}, P5) == []
+
+
+def node_data(driver="580.159.04", efa="2.13.0g"):
+    health = h200_health(1)
+    health["driver_version"] = driver
+    health["efa"] = {"driver_version": efa, "firmware_versions": ["1.2.3"]}
+    return {"health": health}
+
+
+def test_consistency_names_the_odd_node_with_the_majority():
+    nodes = [("a", "p5.48xlarge", node_data()), ("b", "p5.48xlarge", node_data("550.54.15")),
+             ("c", "p5.48xlarge", node_data())]
+    checks = gh.consistency_checks(nodes)
+    assert failing(checks) == [("driver_consistent", "b")]
+    assert judged(checks)[("driver_consistent", "b")]["message"].startswith(
+        "driver_consistent: driver 550.54.15; 2 of 3 nodes have 580.159.04")
+
+
+def test_consistency_two_nodes_split_fails_both_unless_pinned():
+    nodes = [("a", "p5.48xlarge", node_data()), ("b", "p5.48xlarge", node_data("550.54.15"))]
+    assert failing(gh.consistency_checks(nodes)) == [("driver_consistent", "a"), ("driver_consistent", "b")]
+    assert "no majority" in judged(gh.consistency_checks(nodes))[("driver_consistent", "a")]["message"]
+    pinned = gh.consistency_checks(nodes, {"driver_version": "580.159.04"})
+    assert failing(pinned) == [("driver_consistent", "b")]
+
+
+def test_vbios_compared_within_an_instance_type_only():
+    other = node_data()
+    other["health"]["gpus"][0]["vbios_version"] = "95.02.66.00.02"
+    nodes = [("a", "p5.48xlarge", node_data()), ("g", "g6.8xlarge", other)]
+    assert [c for c in failing(gh.consistency_checks(nodes)) if c[0] == "vbios_consistent"] == []
+
+
+def node(name, conditions=(), labels=None):
+    return {"metadata": {"name": name, "labels": dict(labels or {})},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}] + list(conditions)}}
+
+
+def test_accelerated_hardware_ready_and_npd_conditions():
+    bad = {"type": "AcceleratedHardwareReady", "status": "False", "reason": "NvidiaXID79Error",
+           "message": "detected XID-79 on the instance"}
+    checks = gh.condition_checks(node("n", [bad, {"type": "GpuNvlinkWatch", "status": "True", "reason": "NvlinkDown"}]))
+    assert failing(checks) == [("accelerated_hardware_ready", "n"), ("gpu_problem_conditions", "n")]
+    good = gh.condition_checks(node("n", [dict(bad, status="True", reason="")]))
+    assert failing(good) == [] and [c["name"] for c in good] == ["accelerated_hardware_ready"]
+    assert gh.condition_checks(node("n")) == []
+
+
+def test_gpu_operator_failure_labels():
+    checks = gh.condition_checks(node("n", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-failed"}))
+    assert failing(checks) == [("gpu_operator_labels", "n")]
+    ok = gh.condition_checks(node("n", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-done"}))
+    assert failing(ok) == []
+
+
+def test_severity_warn_in_the_verdict():
+    entry = _verdict.evaluate_check({"name": "x", "op": "eq", "actual": [1], "expected": [], "severity": "warn"})
+    assert entry["passed"] and entry["warning"] and entry["message"].startswith("WARNING ")
+    bad = _verdict.evaluate_check({"name": "x", "op": "eq", "actual": 1, "expected": 1, "severity": "loud"})
+    assert not bad["passed"] and "unknown severity" in bad["message"]
+    result = _verdict.build_level_result("l0", checks=[{"name": "x", "actual": [1], "expected": [], "severity": "warn"}])
+    assert result["status"] == "PASS" and result["summary"]["warnings"] == 1
+    assert copy.deepcopy(result)["checks"][0]["severity"] == "warn"
