@@ -560,33 +560,40 @@ def image_versions():
     return {"nccl": nccl, "aws_ofi_nccl": ofi}
 
 
-def collect_health(p, devices):
-    """Everything the controller judges per GPU and per node (docs/probes.md "health")."""
-    timeout = p["nvidia_smi_timeout_s"]
-    health = {"driver_version": None, "cuda_version": None, "gpus": [], "xml": None, "nvlink": None,
-              "nvlink_source": None, "xid": None, "efa": None, "image": None}
-    text, health["xml"] = _smi(p["nvidia_smi"], ["-q", "-x"], timeout)
-    if health["xml"]["ok"]:
+def health_from_outputs(xml_text, xml_info, nvlink_text, nvlink_info, nvml_links=None, nvml_error=None):
+    """The GPU part of `health` from what `nvidia-smi -q -x` and `nvidia-smi nvlink -s` printed (and NVML's
+    NVLink states when nvidia-smi nvlink failed). sim/replay/derive.py calls this on recorded outputs."""
+    health = {"driver_version": None, "cuda_version": None, "gpus": [], "xml": xml_info, "nvlink": nvlink_info,
+              "nvlink_source": None}
+    if xml_info["ok"]:
         try:
-            parsed = parse_smi_xml(text)
+            parsed = parse_smi_xml(xml_text)
             health.update(driver_version=parsed["driver_version"], cuda_version=parsed["cuda_version"],
                           gpus=parsed["gpus"])
         except ValueError as exc:
-            health["xml"].update(ok=False, error=str(exc))
-    text, health["nvlink"] = _smi(p["nvidia_smi"], ["nvlink", "-s"], timeout)
-    links = parse_nvlink_status(text) if health["nvlink"]["ok"] else None
-    health["nvlink_source"] = "nvidia-smi nvlink -s" if links is not None else None
-    if links is None:
-        links, why = nvlink_from_nvml()
-        if links is not None:
-            health["nvlink_source"] = "nvml"
-        else:
-            health["nvlink"]["nvml_error"] = why
+            xml_info.update(ok=False, error=str(exc))
+    links = parse_nvlink_status(nvlink_text) if nvlink_info["ok"] else None
+    if links is not None:
+        health["nvlink_source"] = "nvidia-smi nvlink -s"
+    elif nvml_links is not None:
+        links, health["nvlink_source"] = nvml_links, "nvml"
+    elif nvml_error:
+        nvlink_info["nvml_error"] = nvml_error
     for gpu in health["gpus"]:
-        entry = (links or {}).get(gpu["index"])
-        gpu["nvlinks"] = None if links is None else (entry or {"links": 0, "active": 0, "inactive": []})
-        if gpu["nvlinks"] is not None:
-            gpu["nvlinks"] = {k: gpu["nvlinks"][k] for k in ("links", "active", "inactive")}
+        entry = None if links is None else (links.get(gpu["index"]) or {"links": 0, "active": 0, "inactive": []})
+        gpu["nvlinks"] = None if entry is None else {k: entry[k] for k in ("links", "active", "inactive")}
+    return health
+
+
+def collect_health(p, devices):
+    """Everything the controller judges per GPU and per node (docs/probes.md "health")."""
+    timeout = p["nvidia_smi_timeout_s"]
+    xml_text, xml_info = _smi(p["nvidia_smi"], ["-q", "-x"], timeout)
+    nvlink_text, nvlink_info = _smi(p["nvidia_smi"], ["nvlink", "-s"], timeout)
+    nvml_links = nvml_error = None
+    if not nvlink_info["ok"]:
+        nvml_links, nvml_error = nvlink_from_nvml()
+    health = health_from_outputs(xml_text, xml_info, nvlink_text, nvlink_info, nvml_links, nvml_error)
     health["xid"] = read_xids(p["kmsg_path"])
     health["efa"] = efa_versions(p["efa_module_dir"], p["infiniband_dir"], devices)
     health["image"] = image_versions()

@@ -15,8 +15,10 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health as gh
 from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
 
@@ -200,3 +202,46 @@ def test_severity_warn_in_the_verdict():
     result = _verdict.build_level_result("l0", checks=[{"name": "x", "actual": [1], "expected": [], "severity": "warn"}])
     assert result["status"] == "PASS" and result["summary"]["warnings"] == 1
     assert copy.deepcopy(result)["checks"][0]["severity"] == "warn"
+
+
+# ------------------------------------------------------------------ the simulated cluster's replay data
+SCENARIOS = yaml.safe_load((REPO / "sim" / "scenarios.yaml").read_text())
+REPLAY = REPO / "sim" / "replay" / "probes" / "probe_node"
+
+
+def replay_outcome(variant):
+    text = (REPLAY / variant / "p5.48xlarge.out").read_text()
+    return k8s.probe_output(text + "__rlstack_rc=0\n")
+
+
+def sim_node(name):
+    return {"metadata": {"name": name, "labels": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
+            "status": {"capacity": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}, "spec": {}}
+
+
+SIM_PINS = yaml.safe_load((REPO / "inventories" / "sim" / "group_vars" / "all" / "validation.yml").read_text())[
+    "l0_infrastructure_expected"]
+
+
+@pytest.mark.parametrize("name", ["healthy", "row-remap-pending", "nvlink-down", "pcie-degraded", "ecc-uncorrectable",
+                                  "driver-mismatch"])
+def test_sim_health_scenarios_fail_the_right_node_and_check(name):
+    replay = (SCENARIOS[name].get("replay") or {}).get("probe_node") or {}
+    probes = {n: replay_outcome(replay.get(n, "healthy")) for n in ("p5-node-0", "p5-node-1")}
+    checks = _checks.l0_checks([sim_node("p5-node-0"), sim_node("p5-node-1")], probes,
+                               {"transport": "kubernetes", "overrides": SIM_PINS, "storage": False})
+    fails = SCENARIOS[name]["fails"]
+    assert failing(checks) == ([] if fails is None else [(fails["check"], fails["node"])])
+
+
+def test_replay_data_is_what_derive_makes(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("derive_under_test", REPO / "sim" / "replay" / "derive.py")
+    derive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(derive)
+    monkeypatch.setattr(derive, "OUT", tmp_path)
+    derive.main()
+    made = sorted(p.relative_to(tmp_path) for p in (tmp_path / "probe_node").rglob("*.out"))
+    assert made == sorted(p.relative_to(REPLAY.parent) for p in REPLAY.rglob("*.out"))
+    for rel in made:
+        assert (tmp_path / rel).read_text() == (REPLAY.parent / rel).read_text(), rel
