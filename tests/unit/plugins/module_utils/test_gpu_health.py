@@ -214,25 +214,37 @@ def replay_outcome(variant):
     return k8s.probe_output(text + "__rlstack_rc=0\n")
 
 
-def sim_node(name):
-    return {"metadata": {"name": name, "labels": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
-            "status": {"capacity": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}, "spec": {}}
+def sim_node(name, spec=None):
+    """A p5 node as the sim shows it under a scenario (simctl.py apply_node_health adds its conditions/labels)."""
+    spec = spec or {}
+    labels = dict({"node.kubernetes.io/instance-type": "p5.48xlarge"}, **(spec.get("node_labels") or {}).get(name, {}))
+    conditions = [{"type": "Ready", "status": "True"}] + list((spec.get("node_conditions") or {}).get(name, []))
+    return {"metadata": {"name": name, "labels": labels},
+            "status": {"capacity": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}, "conditions": conditions},
+            "spec": {}}
 
 
 SIM_PINS = yaml.safe_load((REPO / "inventories" / "sim" / "group_vars" / "all" / "validation.yml").read_text())[
     "l0_infrastructure_expected"]
 
 
-@pytest.mark.parametrize("name", ["healthy", "row-remap-pending", "nvlink-down", "pcie-degraded", "ecc-uncorrectable",
-                                  "driver-mismatch"])
+HEALTH_SCENARIOS = {  # scenario: every check that fails under it (all on the scenario's node)
+    "healthy": [], "row-remap-pending": ["remapped_rows_pending"], "nvlink-down": ["nvlink_links"],
+    "pcie-degraded": ["pcie_width"], "ecc-uncorrectable": ["ecc_uncorrectable_volatile"],
+    "driver-mismatch": ["driver_consistent"], "gpu-condition": ["accelerated_hardware_ready", "gpu_operator_labels"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HEALTH_SCENARIOS))
 def test_sim_health_scenarios_fail_the_right_node_and_check(name):
-    replay = (SCENARIOS[name].get("replay") or {}).get("probe_node") or {}
+    spec = SCENARIOS[name]
+    replay = (spec.get("replay") or {}).get("probe_node") or {}
     probes = {n: replay_outcome(replay.get(n, "healthy")) for n in ("p5-node-0", "p5-node-1")}
-    checks = _checks.l0_checks([sim_node("p5-node-0"), sim_node("p5-node-1")], probes,
+    checks = _checks.l0_checks([sim_node("p5-node-0", spec), sim_node("p5-node-1", spec)], probes,
                                {"transport": "kubernetes", "overrides": SIM_PINS, "storage": False})
-    fails = SCENARIOS[name]["fails"]
-    assert failing(checks) == ([] if fails is None else [(fails["check"], fails["node"])])
+    fails = spec["fails"]
+    assert failing(checks) == [(c, fails["node"]) for c in HEALTH_SCENARIOS[name]]
+    assert fails is None or fails["check"] == HEALTH_SCENARIOS[name][0]
 
 
 def test_replay_data_is_what_derive_makes(tmp_path, monkeypatch):
