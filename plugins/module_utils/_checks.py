@@ -215,6 +215,7 @@ def l0_checks(nodes, probes, expect):
                                     storage.get("path") or expect.get("storage_path", ""),
                                     storage.get("error") or ("failed steps: " + ", ".join(failed) if failed else "ok"))))
         checks.extend(_gpu_health.gpu_checks(name, data, exp))
+        checks.extend(_gpu_health.dcgm_checks(name, data.get("dcgm")))
     checks.extend(_gpu_health.consistency_checks(probed, overrides))
     return checks
 

@@ -23,6 +23,9 @@ SRC_NVLINK = ("instance profile nvlink_per_gpu (plugins/module_utils/_profiles.p
 SRC_AKT = "aws-k8s-tester GPU suites (landscape): GSP firmware version equal to the driver version"
 SRC_FABRIC = ("NVIDIA/NVSentinel fabric_state_check (Completed + Success is healthy; Not Started / In Progress / other "
               "status is a fault); EKS node monitoring agent NvidiaFabricError")
+SRC_DCGM = ("dcgmi diag -j (NVIDIA/DCGM: JSON keys nvvs/include/NvvsJsonStrings.h, shape testing/python3/"
+            "dcgm_diag_schema.json, results Pass/Fail/Warn/Skip dcgmi/Diag.cpp, error categories and severities "
+            "dcgmlib/dcgm_errors.h)")
 SRC_PCIE = ("nvidia-smi -q: max_link_gen/max_link_width are what GPU and host both support; the current generation may drop "
             "while the GPU is idle (power saving), the width may not")
 
@@ -72,6 +75,12 @@ HEALTH_CHECKS = {
                     "the GPU is at its slowdown temperature while the check runs: check cooling, replace if it persists"),
     "xid": ("fail", SRC_NMA + " (NvidiaXID[Code]Error: Condition)",
             "the kernel log shows GPU errors (XID): drain the node and replace it for the codes named"),
+    "dcgm_diag": ("fail", SRC_DCGM, "a DCGM diagnostic test failed on the GPU named (see the DCGM error): drain the "
+                                    "node; category Hardware: replace the instance, severity Reset: reset the GPU"),
+    "dcgm_diag_warnings": ("warn", SRC_DCGM, "DCGM warns about the GPU named: read the warning; re-run the level"),
+    "dcgm_unavailable": ("fail", SRC_DCGM, "the DCGM diagnostic was asked for but could not run: dcgmi must be in the "
+                                           "image and reach a host engine (l0_infrastructure_dcgm_host, e.g. "
+                                           "'$HOST_IP' with the GPU Operator's nvidia-dcgm on port 5555)"),
     "health_unmeasured": ("warn", SRC_SMI, "these health items could not be read on this node (N/A, no permission): "
                                            "check them by hand before trusting the node"),
     "driver_consistent": ("fail", "one driver per run (a mixed fleet gives NCCL and CUDA failures that look random)",
@@ -378,6 +387,69 @@ def _gpu_problem(cond, any_status=False):
         return False
     looks_gpu = "gpu" in ctype.lower() or ctype.lower().startswith(("nvidia", "xid", "nvlink", "dcgm"))
     return looks_gpu and (any_status or cond.get("status") == "True")
+
+
+# -- opt-in DCGM diagnostic ---------------------------------------------------------------------------
+# dcgmErrorCategory_t and dcgmErrorSeverity_t of NVIDIA/DCGM dcgmlib/dcgm_errors.h
+DCGM_CATEGORIES = {0: "none", 1: "performance threshold", 2: "performance violation", 3: "software config",
+                   4: "software library", 5: "software XID", 6: "software CUDA", 7: "software EUD",
+                   8: "software other", 9: "hardware thermal", 10: "hardware memory", 11: "hardware NVLink",
+                   12: "hardware NVSwitch", 13: "hardware PCIe", 14: "hardware power", 15: "hardware other",
+                   16: "internal other"}
+DCGM_SEVERITIES = {0: "none", 1: "monitor", 2: "isolate", 3: "unknown", 4: "triage", 5: "config", 6: "reset"}
+# Upper bounds of `dcgmi diag -r N` on one 8-GPU node, with margin: the DCGM user guide's run levels are
+# quick (level 1, under a minute), medium (level 2, a few minutes) and long (level 3, about 15-30 minutes);
+# not re-verified on hardware in this project (docs/hardware.md).
+DCGM_LEVEL_BOUNDS_S = {1: 300, 2: 900, 3: 2700}
+
+
+def dcgm_plan(level, gpus=0):
+    """{level, bound_s, gpu_minutes, notice} for the DCGM diagnostic on `gpus` GPUs; level 0: off."""
+    level = int(level or 0)
+    if level == 0:
+        return {"level": 0, "bound_s": 0, "gpu_minutes": 0, "notice": ""}
+    if level not in DCGM_LEVEL_BOUNDS_S:
+        raise ValueError("l0_infrastructure_dcgm_level must be 0, 1, 2 or 3, not %s" % level)
+    bound = DCGM_LEVEL_BOUNDS_S[level]
+    minutes = int(gpus) * bound // 60
+    notice = "DCGM diagnostic level %s runs on every GPU node, up to %s min per node%s" % (
+        level, bound // 60, ": %s GPUs, at most %s GPU-minutes" % (gpus, minutes) if gpus else "")
+    if level == 3:
+        notice += ("; level 3 stresses and holds every GPU for the whole time (nothing else can run there), "
+                   "press Ctrl-C now to stop")
+    return {"level": level, "bound_s": bound, "gpu_minutes": minutes, "notice": notice}
+
+
+def dcgm_checks(node, dcgm):
+    """The probe's `dcgm` result (None when not asked for) as checks: one per node for failures, one for warnings."""
+    if not dcgm:
+        return []
+    results = dcgm.get("results") or []
+    if dcgm.get("error") or (not results and not dcgm.get("runtime_error")):
+        return [_check("dcgm_unavailable", node, [], evidence_missing=True,
+                       message=dcgm.get("error") or "dcgmi diag printed no result")]
+    failed, warned, skipped = [], [], []
+    if dcgm.get("runtime_error"):
+        failed.append("DCGM runtime error: %s" % dcgm["runtime_error"])
+    for res in results:
+        status = (res.get("status") or "").lower()
+        where = "%s %s" % (res.get("entity_group") or "GPU", res.get("entity_id"))
+        text = "%s %s (%s): %s" % (where, res.get("test"), res.get("category"), res.get("status"))
+        details = ["DCGM error %s, %s, severity %s: %s" % (
+            w.get("error_id"), DCGM_CATEGORIES.get(w.get("error_category"), w.get("error_category")),
+            DCGM_SEVERITIES.get(w.get("error_severity"), w.get("error_severity")), (w.get("warning") or "").strip())
+            for w in res.get("warnings") or []]
+        text += " - " + "; ".join(details) if details else ""
+        if status == "fail":
+            failed.append(text)
+        elif status == "warn":
+            warned.append(text)
+        elif status == "skip":
+            skipped.append("%s %s" % (where, res.get("test")))
+    tail = "level %s, DCGM %s, %s results" % (dcgm.get("level"), dcgm.get("version") or "?", len(results))
+    if skipped:
+        tail += "; skipped: %s" % ", ".join(sorted(set(skipped))[:10])
+    return [_check("dcgm_diag", node, failed, message=tail), _check("dcgm_diag_warnings", node, warned, message=tail)]
 
 
 def describe():

@@ -156,9 +156,11 @@ def node_variant(base, spec, gpus=None, efa=None, probe=None, fault=None):
         if storage.get(key):
             storage[key] = storage[key].replace(recorded_path, "/fsx")
     storage.update(fs_type="lustre", mount_point="/fsx")
-    data["params"] = dict(data.get("params") or {}, storage_path="/fsx", health=True, kmsg_path="/dev/kmsg",
-                          efa_module_dir="/sys/module/efa")
+    data["params"] = dict(data.get("params") or {}, storage_path="/fsx")
     if probe is not None:
+        # parameters the recorded probe did not have yet, at the probe's defaults
+        data["params"] = dict({k: v[0] for k, v in probe.SPEC.items()}, **data["params"])
+        data["dcgm"] = None
         data["health"] = health(probe, spec, gpus, fault)
         driver = data["health"]["driver_version"]
         for gpu in data["gpus"]:

@@ -44,6 +44,10 @@ SPEC = {
     "health": (True, "bool"),
     "kmsg_path": ("/dev/kmsg", "str"),
     "efa_module_dir": ("/sys/module/efa", "str"),
+    "dcgm_level": (0, "int"),
+    "dcgmi": ("dcgmi", "str"),
+    "dcgm_host": (None, "str?"),
+    "dcgm_timeout_s": (300, "num"),
     "timeout_s": (120, "num"),
 }
 
@@ -600,6 +604,66 @@ def collect_health(p, devices):
     return health
 
 
+def parse_dcgm_json(text):
+    """`dcgmi diag -r N -j` -> {"version", "driver", "runtime_error", "results": [...]}. Raises ValueError.
+
+    Keys as DCGM writes them (NVIDIA/DCGM nvvs/include/NvvsJsonStrings.h; shape: testing/python3/
+    dcgm_diag_schema.json): {"DCGM Diagnostic": {"test_categories": [{"category", "tests": [{"name", "results":
+    [{"entity_group", "entity_group_id", "entity_id", "status", "warnings": [{"error_id", "error_category",
+    "error_severity", "warning"}], "info"}], "test_summary": {"status"}}]}], "runtime_error"}, "metadata": {...}}.
+    """
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("dcgmi printed no JSON")
+    try:
+        doc = json.loads(text[start:end + 1])
+    except ValueError as exc:
+        raise ValueError("dcgmi printed bad JSON: %s" % exc)
+    diag = doc.get("DCGM Diagnostic") if isinstance(doc, dict) else None
+    if not isinstance(diag, dict):
+        raise ValueError("dcgmi JSON has no 'DCGM Diagnostic' object")
+    meta = doc.get("metadata") or {}
+    out = {"version": meta.get("version"), "driver": meta.get("Driver Version Detected"),
+           "runtime_error": diag.get("runtime_error"), "results": []}
+    for category in diag.get("test_categories") or []:
+        for test in category.get("tests") or []:
+            for result in test.get("results") or []:
+                warnings = []
+                for w in result.get("warnings") or []:
+                    if isinstance(w, dict):
+                        warnings.append({k: w.get(k) for k in ("error_id", "error_category", "error_severity", "warning")})
+                    else:  # older DCGM printed plain strings
+                        warnings.append({"error_id": None, "error_category": None, "error_severity": None, "warning": str(w)})
+                info = result.get("info") or []
+                out["results"].append({
+                    "category": category.get("category"), "test": test.get("name"),
+                    "entity_group": result.get("entity_group"), "entity_id": result.get("entity_id"),
+                    "status": result.get("status") or "", "warnings": warnings,
+                    "info": [str(i) for i in (info if isinstance(info, list) else [info])][:5]})
+    return out
+
+
+def run_dcgm(p):
+    """The opt-in DCGM diagnostic (docs/probes.md "dcgm"): dcgmi diag -r <level> -j, bounded by dcgm_timeout_s."""
+    cmd = [p["dcgmi"], "diag", "-r", str(p["dcgm_level"]), "-j"]
+    if p["dcgm_host"]:
+        cmd += ["--host", os.path.expandvars(p["dcgm_host"])]  # "$HOST_IP": the node's DCGM host engine
+    res = run_cmd(cmd, p["dcgm_timeout_s"])
+    out = {"level": p["dcgm_level"], "command": cmd, "rc": res["rc"], "duration_s": res["duration_s"],
+           "timed_out": res["timed_out"], "error": None, "version": None, "driver": None, "runtime_error": None,
+           "results": []}
+    if res["error"]:
+        out["error"] = ("dcgmi not found: %s" if res.get("not_found") else "dcgmi could not run: %s") % res["error"]
+    elif res["timed_out"]:
+        out["error"] = "dcgmi diag -r %s timed out after %s s" % (p["dcgm_level"], p["dcgm_timeout_s"])
+    else:
+        try:  # dcgmi exits non-zero when a test fails; the JSON says which
+            out.update(parse_dcgm_json(res["stdout"]))
+        except ValueError as exc:
+            out["error"] = "%s (exit %s): %s" % (exc, res["rc"], _tail((res["stdout"] + res["stderr"]).strip(), 600))
+    return out
+
+
 def body(probe, p):
     r = probe.result
     probe.stage = "nvidia-smi"
@@ -619,6 +683,10 @@ def body(probe, p):
     if p["health"] and info["ok"]:
         probe.stage = "gpu health"
         r["health"] = collect_health(p, devices)
+    r["dcgm"] = None
+    if p["dcgm_level"] > 0:
+        probe.stage = "dcgm diag -r %s" % p["dcgm_level"]
+        r["dcgm"] = run_dcgm(p)
     r["storage"] = None
     if p["storage_path"]:
         probe.stage = "storage"

@@ -275,3 +275,27 @@ def test_probe_health_off_or_without_gpus(tmp_path):
     assert run_probe("node", {"nvidia_smi": smi, "health": False}).json["health"] is None
     h = run_probe("node", {"nvidia_smi": smi}).json["health"]  # -q -x prints CSV here: not XML
     assert h["xml"]["ok"] is False and "did not print XML" in h["xml"]["error"]
+
+
+def test_dcgm_runs_only_when_asked_and_is_bounded(tmp_path):
+    smi = fake_smi(tmp_path, 'echo "%s"' % H200)
+    assert run_probe("node", {"nvidia_smi": smi, "health": False}).json["dcgm"] is None
+    doc = '{"DCGM Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [{"name": "software", ' \
+          '"results": [{"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Fail", "warnings": ' \
+          '[{"error_id": 29, "error_category": 3, "error_severity": 5, "warning": "x"}]}], "test_summary": ' \
+          '{"status": "Fail"}}]}]}, "metadata": {"version": "4.4.2"}}'
+    (tmp_path / "out.json").write_text(doc)
+    dcgmi = fake_smi(tmp_path, 'echo "$@" > %s/args; cat %s/out.json; exit 226' % (tmp_path, tmp_path), name="dcgmi")
+    j = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 2, "dcgmi": dcgmi,
+                           "dcgm_host": "$FAKE_HOST:5555"}, env={"FAKE_HOST": "10.0.0.7"}).json
+    d = j["dcgm"]
+    assert (d["level"], d["rc"], d["error"], d["version"]) == (2, 226, None, "4.4.2")
+    assert (tmp_path / "args").read_text().split() == ["diag", "-r", "2", "-j", "--host", "10.0.0.7:5555"]
+    assert d["results"][0]["warnings"][0]["error_id"] == 29 and d["results"][0]["status"] == "Fail"
+    slow = fake_smi(tmp_path, "sleep 30", name="slow-dcgmi")
+    d = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 1, "dcgmi": slow,
+                           "dcgm_timeout_s": 0.5}).json["dcgm"]
+    assert d["timed_out"] and d["error"] == "dcgmi diag -r 1 timed out after 0.5 s"
+    d = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 1,
+                           "dcgmi": str(tmp_path / "nope")}).json["dcgm"]
+    assert d["error"].startswith("dcgmi not found")

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
 import yaml
+
+jsonschema = pytest.importorskip("jsonschema")
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
@@ -257,3 +260,70 @@ def test_replay_data_is_what_derive_makes(tmp_path, monkeypatch):
     assert made == sorted(p.relative_to(REPLAY.parent) for p in REPLAY.rglob("*.out"))
     for rel in made:
         assert (tmp_path / rel).read_text() == (REPLAY.parent / rel).read_text(), rel
+
+
+# ------------------------------------------------------------------------------------ DCGM diagnostic
+DCGM_SCHEMA = json.loads((FIX / "dcgm" / "dcgm_diag_schema.json").read_text())
+
+
+def dcgm_output(results, runtime_error=None):
+    """A `dcgmi diag -j` document in DCGM's shape (fixtures/dcgm/SOURCES.md), checked against DCGM's own schema."""
+    tests = {}
+    for category, test, gpu, status, warnings in results:
+        entry = tests.setdefault((category, test), {"name": test, "results": [], "test_summary": {"status": status}})
+        result = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": gpu, "status": status}
+        if warnings:
+            result["warnings"] = [{"error_id": e, "error_category": c, "error_severity": s, "warning": w}
+                                  for e, c, s, w in warnings]
+        entry["results"].append(result)
+    cats = {}
+    for (category, _test), entry in tests.items():
+        cats.setdefault(category, []).append(entry)
+    doc = {"DCGM Diagnostic": {"test_categories": [{"category": c, "tests": t} for c, t in cats.items()]},
+           "metadata": {"version": "4.4.2", "Driver Version Detected": "580.159.04"}}
+    if runtime_error:
+        doc["DCGM Diagnostic"]["runtime_error"] = runtime_error
+    jsonschema.Draft7Validator(DCGM_SCHEMA).validate(doc)  # DCGM names no draft jsonschema knows
+    return json.dumps(doc, indent=4)
+
+
+def test_dcgm_json_parsed_and_judged():
+    text = "Successfully ran diagnostic for group.\n" + dcgm_output([
+        ("Deployment", "software", 0, "Pass", []),
+        ("Hardware", "memory", 3, "Fail", [(82, 10, 2, "A memory mismatch was detected on GPU 3")]),
+        ("Integration", "pcie", 5, "Warn", [(27, 13, 1, "PCIe replays")]),
+        ("Hardware", "diagnostic", 1, "Skip", []),
+    ])
+    parsed = probe.parse_dcgm_json(text)
+    assert parsed["version"] == "4.4.2" and len(parsed["results"]) == 4
+    dcgm = dict(parsed, level=2, error=None)
+    checks = gh.dcgm_checks("p5-node-1", dcgm)
+    assert failing(checks) == [("dcgm_diag", "p5-node-1")] and warnings(checks) == ["dcgm_diag_warnings"]
+    entry = judged(checks)[("dcgm_diag", "p5-node-1")]
+    assert entry["actual"] == ["GPU 3 memory (Hardware): Fail - DCGM error 82, hardware memory, severity isolate: "
+                               "A memory mismatch was detected on GPU 3"]
+    assert "skipped: GPU 1 diagnostic" in entry["message"]
+
+
+def test_dcgm_all_pass_and_unavailable():
+    passed = dict(probe.parse_dcgm_json(dcgm_output([("Deployment", "software", g, "Pass", []) for g in range(8)])),
+                  level=1, error=None)
+    assert failing(gh.dcgm_checks("n", passed)) == [] and gh.dcgm_checks("n", None) == []
+    missing = gh.dcgm_checks("n", {"level": 1, "error": "dcgmi not found: dcgmi: No such file or directory", "results": []})
+    (entry,) = judged(missing).values()
+    assert entry["evidence_missing"] and not entry["passed"] and "dcgmi not found" in entry["message"]
+    runtime = dict(probe.parse_dcgm_json(dcgm_output([], runtime_error="Error connecting to the host engine")),
+                   level=1, error=None)
+    assert failing(gh.dcgm_checks("n", runtime)) == [("dcgm_diag", "n")]
+    with pytest.raises(ValueError):
+        probe.parse_dcgm_json("Error: unable to establish a connection to the specified host: localhost")
+
+
+def test_dcgm_plan_bounds_and_level3_notice():
+    assert gh.dcgm_plan(0) == {"level": 0, "bound_s": 0, "gpu_minutes": 0, "notice": ""}
+    plan = gh.dcgm_plan(3, 16)
+    assert plan["bound_s"] == gh.DCGM_LEVEL_BOUNDS_S[3] and plan["gpu_minutes"] == 16 * plan["bound_s"] // 60
+    assert "16 GPUs, at most 720 GPU-minutes" in plan["notice"] and "holds every GPU" in plan["notice"]
+    assert "holds" not in gh.dcgm_plan(1, 8)["notice"]
+    with pytest.raises(ValueError, match="0, 1, 2 or 3"):
+        gh.dcgm_plan(4)
