@@ -29,78 +29,198 @@ SRC_DCGM = ("dcgmi diag -j (NVIDIA/DCGM: JSON keys nvvs/include/NvvsJsonStrings.
 SRC_PCIE = ("nvidia-smi -q: max_link_gen/max_link_width are what GPU and host both support; the current generation may drop "
             "while the GPU is idle (power saving), the width may not")
 
-# name: (severity, source, hint). The one home of each health check's judgement.
+
+def _health(severity, threshold, source, hint):
+    return (severity, threshold, source, hint)
+
+
+# name: (severity, threshold, source, hint). The one home of each health check's judgement (docs/verdicts.md).
 HEALTH_CHECKS = {
-    "gpu_health": ("fail", SRC_SMI, "nvidia-smi -q -x failed in the pod: run it by hand on the node; a driver that "
-                                    "does not answer needs a reboot or a new instance"),
-    "ecc_mode": ("warn", SRC_SMI, "ECC is off, so memory errors go unnoticed: `nvidia-smi -e 1` and reset the GPU"),
-    "ecc_uncorrectable_volatile": ("fail", SRC_NMA + " (NvidiaDoubleBitError: Condition); threshold 0",
-                                   "uncorrectable memory errors since the last reset: drain the node, reset the GPU "
-                                   "(`nvidia-smi -r`); if they come back, replace the instance"),
-    "ecc_uncorrectable_aggregate": ("warn", SRC_SMI + "; lifetime counter, threshold 0",
-                                    "this GPU had uncorrectable errors in its life: watch it, replace it if the "
-                                    "volatile count or remapping failures follow"),
-    "sram_threshold_exceeded": ("fail", SRC_SMI, "the GPU's SRAM error count passed its threshold: replace the instance"),
-    "remapped_rows_pending": ("fail", SRC_MEMERR, "a row remap is waiting for a GPU reset: drain the node and reset the "
-                                                  "GPU (`nvidia-smi -r`) or reboot it before training"),
-    "remapped_rows_failure": ("fail", SRC_MEMERR, "row remapping failed (no spare rows left): replace the instance"),
-    "retired_pages_pending": ("fail", SRC_MEMERR + " (page retirement, pre-A100)",
-                              "a page retirement waits for a reset: drain the node and reset the GPU"),
-    "memory_repair": ("fail", SRC_SMI + " (channel/TPC repair pending, unrepairable memory)",
-                      "pending repair: reset the GPU; unrepairable memory: replace the instance"),
-    "recovery_action": ("fail", SRC_SMI + " (gpu_recovery_action; 'None' when healthy)",
-                        "the driver asks for the action shown (GPU reset, node reboot, drain): do it before training"),
-    "gsp_firmware": ("fail", SRC_AKT, "the GSP firmware does not match the driver: reinstall the driver or use the "
-                                      "node group's matching AMI"),
-    "nvlink_links": ("fail", SRC_NVLINK, "NVLinks are down: reset the GPUs and restart nvidia-fabricmanager; if a link "
-                                         "stays down, replace the instance (NCCL falls back to slower paths)"),
-    "fabric_manager": ("fail", SRC_FABRIC, "the NVSwitch fabric is not up: check nvidia-fabricmanager (its version must "
-                                           "equal the driver's) and restart it; replace the instance if it persists"),
-    "pcie_width": ("fail", SRC_PCIE, "the GPU's PCIe link runs narrower than it can: stop and start the instance (a new "
-                                     "host), or replace it"),
-    "pcie_gen": ("warn", SRC_PCIE, "the PCIe link runs below its maximum generation: normal at idle, a fault under load; "
-                                   "re-check with the GPU busy, replace the instance if it stays low"),
-    "pcie_max": ("fail", "instance profile pcie_gen / pcie_width (plugins/module_utils/_profiles.py)",
-                 "the GPU or host cannot reach the PCIe generation/width this instance type has: replace the instance"),
-    "pcie_replays": ("warn", SRC_NMA + " (NvidiaPCIeError: Event)", "PCIe replays recovered transmission errors: "
-                                                                    "watch the counter, replace the instance if it grows"),
-    "persistence_mode": ("warn", SRC_SMI, "persistence mode is off: the driver re-initialises per process (slow starts); "
-                                          "enable nvidia-persistenced on the node"),
-    "clocks_hw_slowdown": ("fail", SRC_SMI + " (clocks_event_reasons hw_slowdown, hw_power_brake_slowdown)",
-                           "hardware slowdown or power brake is active: a power supply or board fault; drain the node "
-                           "and replace the instance"),
-    "clocks_thermal": ("warn", SRC_SMI + "; " + SRC_NMA + " (NvidiaThermalError: Event)",
-                       "the GPU throttles for heat: check its temperature under load; replace if it persists"),
-    "temperature": ("warn", SRC_SMI + " (gpu_temp against the GPU's own slowdown threshold / T.Limit margin)",
-                    "the GPU is at its slowdown temperature while the check runs: check cooling, replace if it persists"),
-    "xid": ("fail", SRC_NMA + " (NvidiaXID[Code]Error: Condition)",
-            "the kernel log shows GPU errors (XID): drain the node and replace it for the codes named"),
-    "dcgm_diag": ("fail", SRC_DCGM, "a DCGM diagnostic test failed on the GPU named (see the DCGM error): drain the "
-                                    "node; category Hardware: replace the instance, severity Reset: reset the GPU"),
-    "dcgm_diag_warnings": ("warn", SRC_DCGM, "DCGM warns about the GPU named: read the warning; re-run the level"),
-    "dcgm_unavailable": ("fail", SRC_DCGM, "the DCGM diagnostic was asked for but could not run: dcgmi must be in the "
-                                           "image and reach a host engine (l0_infrastructure_dcgm_host, e.g. "
-                                           "'$HOST_IP' with the GPU Operator's nvidia-dcgm on port 5555)"),
-    "health_unmeasured": ("warn", SRC_SMI, "these health items could not be read on this node (N/A, no permission): "
-                                           "check them by hand before trusting the node"),
-    "driver_consistent": ("fail", "one driver per run (a mixed fleet gives NCCL and CUDA failures that look random)",
-                          "the node runs another driver than the others: move it to the node group's AMI"),
-    "cuda_consistent": ("fail", "as driver_consistent", "the node's CUDA driver version differs: use the same AMI"),
-    "vbios_consistent": ("warn", "one VBIOS per GPU model and run", "the GPU firmware differs from the other nodes: "
-                                                                     "ask for a firmware update or replace the instance"),
-    "efa_driver_consistent": ("fail", "one EFA driver per run", "install the same EFA driver (AMI) on every node"),
-    "efa_firmware_consistent": ("warn", "one EFA firmware per run", "the EFA firmware differs: replace the instance"),
-    "nccl_consistent": ("fail", "one image per run", "the node runs another image's NCCL: pin the image by digest"),
-    "aws_ofi_nccl_consistent": ("fail", "one image per run", "the node runs another aws-ofi-nccl: pin the image by digest"),
-    "accelerated_hardware_ready": ("fail", SRC_NMA + " (condition AcceleratedHardwareReady)",
-                                   "the EKS node monitoring agent found a GPU fault (reason above); node auto repair "
-                                   "reboots or replaces it: drain it and let repair run"),
-    "gpu_problem_conditions": ("fail", "node-problem-detector convention: a problem condition is True while the problem "
-                                       "lasts (NVSentinel and NPD GPU monitors)",
-                               "a GPU health monitor reports a problem on this node: read the condition, drain the node"),
-    "gpu_operator_labels": ("fail", "NVIDIA GPU Operator node labels (nvidia.com/gpu-driver-upgrade-state, "
-                                    "nvidia.com/mig.config.state)",
-                            "the GPU Operator failed on this node (driver upgrade or MIG config): read its pod logs"),
+    "gpu_health": _health(
+        "fail",
+        "nvidia-smi -q -x answers and prints XML",
+        SRC_SMI,
+        "nvidia-smi -q -x failed in the pod: run it by hand on the node; a driver that does not answer needs a reboot or a new instance"),
+    "ecc_mode": _health(
+        "warn",
+        "ECC Enabled on every GPU",
+        SRC_SMI,
+        "ECC is off, so memory errors go unnoticed: `nvidia-smi -e 1` and reset the GPU"),
+    "ecc_uncorrectable_volatile": _health(
+        "fail",
+        "0 uncorrectable (DRAM + SRAM) errors since the last reset",
+        SRC_NMA + " (NvidiaDoubleBitError: Condition); threshold 0",
+        "uncorrectable memory errors since the last reset: drain the node, reset the GPU (`nvidia-smi -r`); if they come back, replace the instance"),
+    "ecc_uncorrectable_aggregate": _health(
+        "warn",
+        "0 uncorrectable errors in the GPU's life",
+        SRC_SMI + "; lifetime counter, threshold 0",
+        "this GPU had uncorrectable errors in its life: watch it, replace it if the volatile count or remapping failures follow"),
+    "sram_threshold_exceeded": _health(
+        "fail",
+        "No",
+        SRC_SMI,
+        "the GPU's SRAM error count passed its threshold: replace the instance"),
+    "remapped_rows_pending": _health(
+        "fail",
+        "No row remap pending",
+        SRC_MEMERR,
+        "a row remap is waiting for a GPU reset: drain the node and reset the GPU (`nvidia-smi -r`) or reboot it before training"),
+    "remapped_rows_failure": _health(
+        "fail",
+        "No row remap failure",
+        SRC_MEMERR,
+        "row remapping failed (no spare rows left): replace the instance"),
+    "retired_pages_pending": _health(
+        "fail",
+        "No page retirement pending (GPUs that retire pages)",
+        SRC_MEMERR + " (page retirement, pre-A100)",
+        "a page retirement waits for a reset: drain the node and reset the GPU"),
+    "memory_repair": _health(
+        "fail",
+        "No channel/TPC repair pending, no unrepairable memory",
+        SRC_SMI + " (channel/TPC repair pending, unrepairable memory)",
+        "pending repair: reset the GPU; unrepairable memory: replace the instance"),
+    "recovery_action": _health(
+        "fail",
+        "gpu_recovery_action None",
+        SRC_SMI + " (gpu_recovery_action; 'None' when healthy)",
+        "the driver asks for the action shown (GPU reset, node reboot, drain): do it before training"),
+    "gsp_firmware": _health(
+        "fail",
+        "GSP firmware version == driver version",
+        SRC_AKT,
+        "the GSP firmware does not match the driver: reinstall the driver or use the node group's matching AMI"),
+    "nvlink_links": _health(
+        "fail",
+        "active NVLinks per GPU >= profile nvlink_per_gpu (18 on p5/p5e/p5en/p6, 12 on p4d/p4de)",
+        SRC_NVLINK,
+        "NVLinks are down: reset the GPUs and restart nvidia-fabricmanager; if a link stays down, replace the instance (NCCL falls back to slower paths)"),
+    "fabric_manager": _health(
+        "fail",
+        "fabric state Completed, status Success (profile nvswitch: true)",
+        SRC_FABRIC,
+        "the NVSwitch fabric is not up: check nvidia-fabricmanager (its version must equal the driver's) and restart it; replace the instance if it "
+        "persists"),
+    "pcie_width": _health(
+        "fail",
+        "current link width == max link width",
+        SRC_PCIE,
+        "the GPU's PCIe link runs narrower than it can: stop and start the instance (a new host), or replace it"),
+    "pcie_gen": _health(
+        "warn",
+        "current link generation == max link generation",
+        SRC_PCIE,
+        "the PCIe link runs below its maximum generation: normal at idle, a fault under load; re-check with the GPU busy, replace the instance if it "
+        "stays low"),
+    "pcie_max": _health(
+        "fail",
+        "max link gen/width >= profile pcie_gen/pcie_width (Gen5 x16 on H100/H200/B200, Gen4 x16 on A100)",
+        "instance profile pcie_gen / pcie_width (plugins/module_utils/_profiles.py)",
+        "the GPU or host cannot reach the PCIe generation/width this instance type has: replace the instance"),
+    "pcie_replays": _health(
+        "warn",
+        "0 PCIe replays",
+        SRC_NMA + " (NvidiaPCIeError: Event)",
+        "PCIe replays recovered transmission errors: watch the counter, replace the instance if it grows"),
+    "persistence_mode": _health(
+        "warn",
+        "Enabled",
+        SRC_SMI,
+        "persistence mode is off: the driver re-initialises per process (slow starts); enable nvidia-persistenced on the node"),
+    "clocks_hw_slowdown": _health(
+        "fail",
+        "hw_slowdown and hw_power_brake_slowdown Not Active",
+        SRC_SMI + " (clocks_event_reasons hw_slowdown, hw_power_brake_slowdown)",
+        "hardware slowdown or power brake is active: a power supply or board fault; drain the node and replace the instance"),
+    "clocks_thermal": _health(
+        "warn",
+        "hw_thermal_slowdown and sw_thermal_slowdown Not Active",
+        SRC_SMI + "; EKS node monitoring agent docs/node-health-issues.adoc (aws/eks-node-monitoring-agent): which GPU faults are a Condition (repair) "
+                  "and which an Event (NvidiaThermalError: Event)",
+        "the GPU throttles for heat: check its temperature under load; replace if it persists"),
+    "temperature": _health(
+        "warn",
+        "below the GPU's own slowdown threshold (or T.Limit margin above its slowdown margin)",
+        SRC_SMI + " (gpu_temp against the GPU's own slowdown threshold / T.Limit margin)",
+        "the GPU is at its slowdown temperature while the check runs: check cooling, replace if it persists"),
+    "xid": _health(
+        "fail",
+        "no XID of FATAL_XIDS in the kernel log (when the pod can read it)",
+        SRC_NMA + " (NvidiaXID[Code]Error: Condition)",
+        "the kernel log shows GPU errors (XID): drain the node and replace it for the codes named"),
+    "dcgm_diag": _health(
+        "fail",
+        "no DCGM test result Fail",
+        SRC_DCGM,
+        "a DCGM diagnostic test failed on the GPU named (see the DCGM error): drain the node; category Hardware: replace the instance, severity Reset: "
+        "reset the GPU"),
+    "dcgm_diag_warnings": _health(
+        "warn",
+        "no DCGM test result Warn",
+        SRC_DCGM,
+        "DCGM warns about the GPU named: read the warning; re-run the level"),
+    "dcgm_unavailable": _health(
+        "fail",
+        "dcgmi ran and printed its JSON",
+        SRC_DCGM,
+        "the DCGM diagnostic was asked for but could not run: dcgmi must be in the image and reach a host engine (l0_infrastructure_dcgm_host, e.g. "
+        "'$HOST_IP' with the GPU Operator's nvidia-dcgm on port 5555)"),
+    "health_unmeasured": _health(
+        "warn",
+        "every item above readable",
+        SRC_SMI,
+        "these health items could not be read on this node (N/A, no permission): check them by hand before trusting the node"),
+    "driver_consistent": _health(
+        "fail",
+        "== l0_infrastructure_expected.driver_version, else the strict majority of the run's nodes",
+        "one driver per run (a mixed fleet gives NCCL and CUDA failures that look random)",
+        "the node runs another driver than the others: move it to the node group's AMI"),
+    "cuda_consistent": _health(
+        "fail",
+        "== l0_infrastructure_expected.cuda_version, else the majority",
+        "as driver_consistent",
+        "the node's CUDA driver version differs: use the same AMI"),
+    "vbios_consistent": _health(
+        "warn",
+        "== the majority of the nodes of the same instance type",
+        "one VBIOS per GPU model and run",
+        "the GPU firmware differs from the other nodes: ask for a firmware update or replace the instance"),
+    "efa_driver_consistent": _health(
+        "fail",
+        "== the majority",
+        "one EFA driver per run",
+        "install the same EFA driver (AMI) on every node"),
+    "efa_firmware_consistent": _health(
+        "warn",
+        "== the majority",
+        "one EFA firmware per run",
+        "the EFA firmware differs: replace the instance"),
+    "nccl_consistent": _health(
+        "fail",
+        "== the majority",
+        "one image per run",
+        "the node runs another image's NCCL: pin the image by digest"),
+    "aws_ofi_nccl_consistent": _health(
+        "fail",
+        "== the majority",
+        "one image per run",
+        "the node runs another aws-ofi-nccl: pin the image by digest"),
+    "accelerated_hardware_ready": _health(
+        "fail",
+        "condition status True (when the condition exists)",
+        SRC_NMA + " (condition AcceleratedHardwareReady)",
+        "the EKS node monitoring agent found a GPU fault (reason above); node auto repair reboots or replaces it: drain it and let repair run"),
+    "gpu_problem_conditions": _health(
+        "fail",
+        "no GPU/XID/NVLink/DCGM-named condition with status True",
+        "node-problem-detector convention: a problem condition is True while the problem lasts (NVSentinel and NPD GPU monitors)",
+        "a GPU health monitor reports a problem on this node: read the condition, drain the node"),
+    "gpu_operator_labels": _health(
+        "fail",
+        "nvidia.com/gpu-driver-upgrade-state != upgrade-failed, nvidia.com/mig.config.state != failed",
+        "NVIDIA GPU Operator node labels (nvidia.com/gpu-driver-upgrade-state, nvidia.com/mig.config.state)",
+        "the GPU Operator failed on this node (driver upgrade or MIG config): read its pod logs"),
 }
 
 # XIDs that set AcceleratedHardwareReady=False (repair): WellKnownXidCodes of the EKS node monitoring agent,
@@ -132,7 +252,7 @@ def _joined(values):
 
 
 def _check(name, node, bad, message="", op="eq", actual=None, expected=None, evidence_missing=False):
-    severity, _source, hint = HEALTH_CHECKS[name]
+    severity, _threshold, _source, hint = HEALTH_CHECKS[name]
     out = {"name": name, "node": node or "", "op": op,
            "actual": list(bad) if actual is None and not evidence_missing else actual,
            "expected": [] if expected is None and op == "eq" else expected, "hint": hint, "fail_msg": message,
@@ -453,5 +573,6 @@ def dcgm_checks(node, dcgm):
 
 
 def describe():
-    """[{name, severity, source, hint}] for the docs and the tests."""
-    return [{"name": k, "severity": v[0], "source": v[1], "hint": v[2]} for k, v in sorted(HEALTH_CHECKS.items())]
+    """[{name, severity, threshold, source, hint}] for the docs and the tests."""
+    return [{"name": k, "severity": v[0], "threshold": v[1], "source": v[2], "hint": v[3]}
+            for k, v in sorted(HEALTH_CHECKS.items())]

@@ -66,7 +66,7 @@ def warnings(checks):
 
 def test_every_check_has_a_severity_source_and_hint():
     for entry in gh.describe():
-        assert entry["severity"] in ("fail", "warn") and entry["source"] and entry["hint"], entry
+        assert entry["severity"] in ("fail", "warn") and entry["threshold"] and entry["source"] and entry["hint"], entry
 
 
 def test_healthy_8_gpu_node_passes_and_names_what_it_could_not_read():
@@ -105,7 +105,7 @@ def test_one_field_fails_one_check_on_the_right_gpu(field, value, check, detail)
     assert failing(checks) == [(check, "p5-node-1")]
     entry = judged(checks)[(check, "p5-node-1")]
     assert entry["actual"][0].startswith("GPU 3 00000000:83:00.0: ") and detail in entry["actual"][0]
-    assert entry["hint"] == gh.HEALTH_CHECKS[check][2]
+    assert entry["hint"] == gh.HEALTH_CHECKS[check][3]
 
 
 @pytest.mark.parametrize("field,value,check", [
@@ -327,3 +327,10 @@ def test_dcgm_plan_bounds_and_level3_notice():
     assert "holds" not in gh.dcgm_plan(1, 8)["notice"]
     with pytest.raises(ValueError, match="0, 1, 2 or 3"):
         gh.dcgm_plan(4)
+
+
+def test_docs_list_every_health_check_as_the_code_judges_it():
+    docs = (REPO / "docs" / "verdicts.md").read_text()
+    for entry in gh.describe():
+        row = "| `%s` | %s | %s |" % (entry["name"], entry["severity"], entry["threshold"].replace("|", "\\|"))
+        assert row in docs, "docs/verdicts.md lacks or differs for " + entry["name"]
