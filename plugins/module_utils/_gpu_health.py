@@ -26,8 +26,9 @@ SRC_FABRIC = ("NVIDIA/NVSentinel fabric_state_check (Completed + Success is heal
 SRC_DCGM = ("dcgmi diag -j (NVIDIA/DCGM: JSON keys nvvs/include/NvvsJsonStrings.h, shape testing/python3/"
             "dcgm_diag_schema.json, results Pass/Fail/Warn/Skip dcgmi/Diag.cpp, error categories and severities "
             "dcgmlib/dcgm_errors.h)")
-SRC_PCIE = ("nvidia-smi -q: max_link_gen/max_link_width are what GPU and host both support; the current generation may drop "
-            "while the GPU is idle (power saving), the width may not")
+SRC_PCIE = ("NVML/nvidia-smi: max_link_gen/max_link_width are what GPU and host both support (cuda.core PciInfo docs); "
+            "current values may be lowered while the GPU is idle, so a lower generation is a warning; a narrower width "
+            "is judged a link trained down (to confirm on an idle GPU: docs/hardware.md)")
 
 
 def _health(severity, threshold, source, hint):
