@@ -399,8 +399,8 @@ def _reasons(gpu, names):
 
 
 def _temperature(gpu):
-    temp, slow, margin, slow_margin = _need(gpu, "temperature_c", "temperature_slowdown_c", "temperature_tlimit_margin_c",
-                                           "temperature_slowdown_tlimit_c")
+    temp, slow, margin, slow_margin = _need(
+        gpu, "temperature_c", "temperature_slowdown_c", "temperature_tlimit_margin_c", "temperature_slowdown_tlimit_c")
     if slow is not None and temp is not None and temp >= slow:
         return "%s C, slowdown at %s C" % (temp, slow)
     if margin is not None and slow_margin is not None and margin <= slow_margin:
@@ -463,8 +463,9 @@ def consistency_checks(nodes, pins=None):
                 reference, why = ranked[0][0], "%s of %s nodes have %s" % (ranked[0][1], len(members), ranked[0][0])
             else:
                 reference = None
-                why = "no majority: " + "; ".join("%s on %s" % (v, ", ".join(sorted(n for n, x in members.items() if x == v)))
-                                                  for v, _ in ranked)
+                why = "no majority: " + "; ".join(
+                    "%s on %s" % (value, ", ".join(sorted(n for n, x in members.items() if x == value)))
+                    for value, _count in ranked)
             for node in sorted(members):
                 seen = members[node]
                 ok = reference is not None and seen == reference

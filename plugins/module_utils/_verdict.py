@@ -344,9 +344,8 @@ def evaluate_check(spec):
     severity = str(spec.get("severity") or "fail")
     entry = _evaluate(spec)
     if severity not in SEVERITIES:
-        entry.update(passed=False, hint=CONFIG_HINT,
-                     message="%s: unknown severity %s (use one of %s)" % (entry["name"], fmt_value(severity),
-                                                                        ", ".join(SEVERITIES)))
+        text = "%s: unknown severity %s (use one of %s)" % (entry["name"], fmt_value(severity), ", ".join(SEVERITIES))
+        entry.update(passed=False, hint=CONFIG_HINT, message=text)
     elif severity == "warn":
         entry["severity"] = "warn"
         if not entry["passed"]:

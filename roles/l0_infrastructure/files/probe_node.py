@@ -485,7 +485,7 @@ def read_xids(kmsg_path, max_records=200000, budget_s=3.0):
     out["visible"] = True
     t0 = time.monotonic()
     try:
-        for _ in range(max_records):
+        for _record_number in range(max_records):
             if time.monotonic() - t0 > budget_s:
                 out["error"] = "stopped reading after %s s" % budget_s
                 break

@@ -332,6 +332,6 @@ def test_dcgm_plan_bounds_and_level3_notice():
 def test_docs_list_every_health_check_as_the_code_judges_it():
     docs = (REPO / "docs" / "verdicts.md").read_text()
     for entry in gh.describe():
-        row = "| `%s` | %s |" % (entry["name"], " | ".join(entry[k].replace("|", "\\|")
-                                                         for k in ("severity", "threshold", "source", "hint")))
+        cells = [entry[k].replace("|", "\\|") for k in ("severity", "threshold", "source", "hint")]
+        row = "| `%s` | %s |" % (entry["name"], " | ".join(cells))
         assert row in docs, "docs/verdicts.md lacks or differs for " + entry["name"]
