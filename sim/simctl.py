@@ -343,8 +343,34 @@ def apply_scenario(name: str, dyn=None, core=None) -> None:
         should = bool(cordon) and all(labels.get(k) == v for k, v in cordon.items())
         if bool(node.spec.unschedulable) != should:
             core.patch_node(node.metadata.name, {"spec": {"unschedulable": should}})
+    apply_node_health(table, name, core)
     (STATE / "scenario").write_text(name + "\n")
     log(f"scenario {name}: {table[name]['description'].strip()}")
+
+
+def apply_node_health(table: dict, name: str, core) -> None:
+    """A scenario's node_conditions / node_labels ({node: [condition]} / {node: {label: value}}): set them on
+    the nodes; the conditions and labels other scenarios set are removed first."""
+    owned_types = {c["type"] for spec in table.values() for conds in (spec.get("node_conditions") or {}).values()
+                   for c in conds}
+    owned_labels = {k for spec in table.values() for labels in (spec.get("node_labels") or {}).values() for k in labels}
+    conditions = table[name].get("node_conditions") or {}
+    labels = table[name].get("node_labels") or {}
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for node in core.list_node().items:
+        nname = node.metadata.name
+        body = core.api_client.sanitize_for_serialization(node)  # camelCase, RFC 3339 times
+        current = body["status"].get("conditions") or []
+        wanted = [c for c in current if c["type"] not in owned_types]
+        wanted += [dict(c, lastHeartbeatTime=now, lastTransitionTime=now) for c in conditions.get(nname, [])]
+        if wanted != current:
+            body["status"]["conditions"] = wanted
+            core.replace_node_status(nname, body)
+        have = node.metadata.labels or {}
+        patch = {k: None for k in owned_labels if k in have and k not in labels.get(nname, {})}
+        patch.update({k: v for k, v in labels.get(nname, {}).items() if have.get(k) != v})
+        if patch:
+            core.patch_node(nname, {"metadata": {"labels": patch}})
 
 
 # --------------------------------------------------------------------------- up / down / status

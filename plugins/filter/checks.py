@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
 
@@ -55,6 +56,12 @@ def node_expectations(instance_type, overrides=None):
     return _checks.node_expectations(str(instance_type or ""), _plain(overrides or {}))
 
 
+def dcgm_plan(level, nodes=None):
+    """The DCGM diagnostic's level, time bound per node and GPU-minutes over `nodes` (runner_gpu_nodes)."""
+    gpus = sum(int(n.get("gpus") or 0) for n in _plain(nodes or []))
+    return _gpu_health.dcgm_plan(int(level or 0), gpus)
+
+
 class FilterModule:
     """Level check filters."""
 
@@ -69,4 +76,5 @@ class FilterModule:
             "eval_checks": eval_checks,
             "node_expectations": node_expectations,
             "example_job": example_job,
+            "dcgm_plan": dcgm_plan,
         }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
@@ -92,7 +93,9 @@ def node_expectations(instance_type, overrides):
             "gpu_count": pick("gpu_count", "gpu_count"), "efa_count": pick("efa_count", "efa_devices"),
             "gpu_name_pattern": pick("gpu_name_pattern", "gpu_name_pattern"),
             "gpu_name": prof.get("gpu_name"),
-            "gpu_memory_mib_min": pick("gpu_memory_mib_min", "gpu_memory_mib_min")}
+            "gpu_memory_mib_min": pick("gpu_memory_mib_min", "gpu_memory_mib_min"),
+            "nvlink_per_gpu": pick("nvlink_per_gpu", "nvlink_per_gpu"), "nvswitch": pick("nvswitch", "nvswitch"),
+            "pcie_gen": pick("pcie_gen", "pcie_gen"), "pcie_width": pick("pcie_width", "pcie_width")}
 
 
 def _ready(node):
@@ -153,6 +156,7 @@ def l0_checks(nodes, probes, expect):
         elif exp["efa_count"] is not None:
             checks.append(check("capacity_efa", name, "eq", _int(cap.get("vpc.amazonaws.com/efa"), 0),
                                 int(exp["efa_count"]), hint=HINT_EFA))
+        checks.extend(_gpu_health.condition_checks(node))
         targets.append((name, exp))
     if transport != "kubernetes":
         targets = [(node, node_expectations(expect.get("host_instance_type") or "", overrides))
@@ -175,6 +179,7 @@ def l0_checks(nodes, probes, expect):
     if claim is not None:
         checks.append(check("storage_claim", "", "eq", claim.get("phase") or "missing", "Bound",
                             message="PersistentVolumeClaim %s" % claim.get("name", ""), hint=HINT_STORAGE))
+    probed = []
     for name, exp in targets:
         outcome = (probes or {}).get(name)
         missing = evidence_check("L0", name, outcome)
@@ -182,6 +187,7 @@ def l0_checks(nodes, probes, expect):
             checks.append(missing)
             continue
         data = outcome.get("data") or {}
+        probed.append((name, exp["instance_type"], data))
         if exp["gpu_count"] is not None:
             msg = "" if not (data.get("nvidia_smi") or {}).get("error") else "nvidia-smi: %s" % data["nvidia_smi"]["error"]
             checks.append(check("gpu_count", name, "eq", data.get("gpu_count"), int(exp["gpu_count"]),
@@ -208,6 +214,9 @@ def l0_checks(nodes, probes, expect):
                                 message="write/read/delete on %s: %s" % (
                                     storage.get("path") or expect.get("storage_path", ""),
                                     storage.get("error") or ("failed steps: " + ", ".join(failed) if failed else "ok"))))
+        checks.extend(_gpu_health.gpu_checks(name, data, exp))
+        checks.extend(_gpu_health.dcgm_checks(name, data.get("dcgm")))
+    checks.extend(_gpu_health.consistency_checks(probed, overrides))
     return checks
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 
 LEVELS = (
-    {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0, "tags": ["l0"], "skip_to": "0",
+    {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0, "tags": ["l0", "dcgm"], "skip_to": "0",
      "kind": "probe", "probe": "probe_node.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
     {"id": "l1_runtime", "level": "L1", "name": "Runtime", "order": 1, "tags": ["l1"], "skip_to": "1",

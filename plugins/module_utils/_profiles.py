@@ -12,8 +12,8 @@ Profile keys (every profile has all of them)::
 
     instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pattern, gpu_memory_gb,
     gpu_memory_mib, gpu_memory_mib_min, efa_devices, network_gbps, nvlink_per_gpu, nvlink_generation,
-    rdma_capable, fi_efa_use_device_rdma, max_message_bytes, gpu_resource, efa_resource,
-    ofi_protocol, gdr_required,
+    nvswitch, pcie_gen, pcie_width, rdma_capable, fi_efa_use_device_rdma, max_message_bytes, gpu_resource,
+    efa_resource, ofi_protocol, gdr_required,
     expected_busbw_2node {"1GiB": {busbw_gbps, range, source} | None, "16GiB": ...},
     busbw_floor {nodes, size, size_bytes, floor_gbps, tolerance, source, rule},
     price_per_hour_usd, price_as_of, sources {key: source}, notes [..]
@@ -57,6 +57,15 @@ SRC_AWS_SPEC = (
 )
 SRC_H200_MIB = "fixtures/recorded/h200x1/nvidia-smi-query-full.csv: 'NVIDIA H200, 143771 MiB' (driver 580.159.04)"
 SRC_H200_GB = "landscape.md section 4: p5en 8x H200 (141 GB), dstack PR #4110 (GPU memory)"
+SRC_NVSWITCH = (
+    "NVIDIA/NVSentinel issue #883 (Fabric Manager is required on all multi-GPU NVSwitch systems: HGX A100, H100, "
+    "H200, B200) and the EKS node monitoring agent's FabricManagerNotRunning ('NVSwitch-equipped instance'); "
+    "the 8-GPU P instances are HGX boards"
+)
+SRC_PCIE_H200 = (
+    "fixtures/recorded/h200x1/nvidia-smi-q.xml: H200 max_link_gen 5, max_link_width 16x (driver 580.159.04)"
+)
+SRC_PCIE_SPEC = "NVIDIA product specifications (PCIe Gen5 x16 for H100/B200 SXM, Gen4 x16 for A100 SXM4); not re-verified here"
 SRC_PRICE = (
     "AWS EC2 On-Demand list price, us-east-1, Linux, as publicly listed in 2025; not re-verified here, "
     "prices change: check the AWS pricing page"
@@ -118,13 +127,19 @@ def _mem_min(gb):
 def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pattern, gpu_memory_gb,
              efa_devices, network_gbps, nvlink_per_gpu, nvlink_generation, rdma_capable, sources,
              gpu_memory_mib=None, expected_1g=None, expected_16g=None, seed_floor=None,
-             price=None, notes=None, price_source=SRC_PRICE, price_as_of=PRICE_AS_OF):
+             price=None, notes=None, price_source=SRC_PRICE, price_as_of=PRICE_AS_OF, nvswitch=False, pcie_gen=None,
+             pcie_width=None):
     sources = dict(sources)
     if gpu_memory_gb:
         sources.setdefault("gpu_memory_mib_min", RULE_MEM_MIN)
     sources.setdefault("rdma_capable", SRC_RDMA)
     sources.setdefault("fi_efa_use_device_rdma", SRC_RDMA)
     sources.setdefault("max_message_bytes", SRC_RDMA)
+    if nvswitch:
+        sources.setdefault("nvswitch", SRC_NVSWITCH)
+    if pcie_gen or pcie_width:
+        sources.setdefault("pcie_gen", SRC_PCIE_SPEC)
+        sources.setdefault("pcie_width", SRC_PCIE_SPEC)
     if seed_floor is not None:
         floor, floor_source, rule = seed_floor, SRC_SEED_FLOOR, "seed floor"
     elif rdma_capable and network_gbps:
@@ -158,6 +173,9 @@ def _profile(instance_type, family, gpu_count, gpu_model, gpu_name, gpu_name_pat
         "network_gbps": network_gbps,
         "nvlink_per_gpu": nvlink_per_gpu,
         "nvlink_generation": nvlink_generation,
+        "nvswitch": bool(nvswitch),
+        "pcie_gen": pcie_gen,
+        "pcie_width": pcie_width,
         "rdma_capable": rdma_capable,
         "fi_efa_use_device_rdma": rdma_capable,
         "max_message_bytes": 16 * GIB if rdma_capable else 2 * GIB,
@@ -205,7 +223,7 @@ def _add(profile):
 
 _add(_profile(
     "p4d.24xlarge", "p4d", 8, "A100", "NVIDIA A100-SXM4-40GB", r"A100-SXM4-40GB", 40,
-    efa_devices=4, network_gbps=400, nvlink_per_gpu=12, nvlink_generation=3, rdma_capable=True,
+    efa_devices=4, network_gbps=400, nvlink_per_gpu=12, nvlink_generation=3, rdma_capable=True, nvswitch=True, pcie_gen=4, pcie_width=16,
     sources=_src(_P_SOURCES, network_gbps=SRC_AWS_SPEC,
                  nvlink_per_gpu="inferred from p4de (same A100 SXM4 / NVSwitch board): " + SRC_NVLINK,
                  nvlink_generation=SRC_NVLINK),
@@ -215,7 +233,7 @@ _add(_profile(
 ))
 _add(_profile(
     "p4de.24xlarge", "p4de", 8, "A100", "NVIDIA A100-SXM4-80GB", r"A100-SXM4-80GB", 80,
-    efa_devices=4, network_gbps=400, nvlink_per_gpu=12, nvlink_generation=3, rdma_capable=True,
+    efa_devices=4, network_gbps=400, nvlink_per_gpu=12, nvlink_generation=3, rdma_capable=True, nvswitch=True, pcie_gen=4, pcie_width=16,
     sources=_src(_P_SOURCES, network_gbps="landscape.md section 4: 4x100 Gbps = 400; seed networking-efa skill",
                  nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK,
                  expected_busbw_2node=SRC_ADT_P4DE),
@@ -226,7 +244,7 @@ _add(_profile(
 ))
 _add(_profile(
     "p5.48xlarge", "p5", 8, "H100", "NVIDIA H100 80GB HBM3", r"H100.*80GB", 80,
-    efa_devices=32, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=4, rdma_capable=True,
+    efa_devices=32, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=4, rdma_capable=True, nvswitch=True, pcie_gen=5, pcie_width=16,
     sources=_src(_P_SOURCES, network_gbps="landscape.md section 4: EFA 3200 Gbps",
                  nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK,
                  expected_busbw_2node=SRC_ADT + "; " + SRC_SEED_P5),
@@ -241,24 +259,25 @@ _add(_profile(
 _add(_profile(
     "p5e.48xlarge", "p5e", 8, "H200", "NVIDIA H200", r"H200", 141,
     efa_devices=32, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=4, rdma_capable=True,
-    gpu_memory_mib=143771,
+    nvswitch=True, pcie_gen=5, pcie_width=16, gpu_memory_mib=143771,
     sources=_src(_P_SOURCES, gpu_memory_gb=SRC_H200_GB, gpu_memory_mib=SRC_H200_MIB, gpu_name=SRC_H200_MIB,
-                 network_gbps=SRC_AWS_SPEC,
+                 network_gbps=SRC_AWS_SPEC, pcie_gen=SRC_PCIE_H200, pcie_width=SRC_PCIE_H200,
                  nvlink_per_gpu="inferred: H200 SXM uses the NVLink 4 of H100 (p5, p5en: 18); " + SRC_NVLINK,
                  nvlink_generation=SRC_NVLINK),
 ))
 _add(_profile(
     "p5en.48xlarge", "p5en", 8, "H200", "NVIDIA H200", r"H200", 141,
     efa_devices=16, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=4, rdma_capable=True,
-    gpu_memory_mib=143771,
+    nvswitch=True, pcie_gen=5, pcie_width=16, gpu_memory_mib=143771,
     sources=_src(_P_SOURCES, gpu_memory_gb=SRC_H200_GB, gpu_memory_mib=SRC_H200_MIB, gpu_name=SRC_H200_MIB,
-                 network_gbps=SRC_AWS_SPEC, nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK),
+                 network_gbps=SRC_AWS_SPEC, pcie_gen=SRC_PCIE_H200, pcie_width=SRC_PCIE_H200, nvlink_per_gpu=SRC_NVLINK,
+                 nvlink_generation=SRC_NVLINK),
     price=63.296, price_source=SRC_PRICE_P5EN, price_as_of=PRICE_AS_OF_P5EN,
     notes=["EFA devices can come up late on p5en: AHC retries the EFA enumeration three times"],
 ))
 _add(_profile(
     "p6-b200.48xlarge", "p6-b200", 8, "B200", "NVIDIA B200", r"B200", 180,
-    efa_devices=8, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=5, rdma_capable=True,
+    efa_devices=8, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=5, rdma_capable=True, nvswitch=True, pcie_gen=5, pcie_width=16,
     sources=_src(_P_SOURCES, gpu_memory_gb=SRC_AWS_SPEC + " (1,440 GB HBM3e across 8 GPUs)",
                  network_gbps=SRC_AWS_SPEC, nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK),
 ))

@@ -326,16 +326,34 @@ def _compare(op, actual, expected, tolerance):
     raise VerdictError("unknown op %s (use one of %s)" % (fmt_value(op), ", ".join(OPS)))
 
 
+SEVERITIES = ("fail", "warn")
+
+
 def evaluate_check(spec):
     """Evaluate one check spec (a dict) and return the check entry of the level result.
 
     spec keys: name (required), node, op (default eq), actual, expected, tolerance, unit, hint,
-    fail_msg (custom failure text; ``message`` is accepted too), evidence_missing (bool).
+    fail_msg (custom failure text; ``message`` is accepted too), evidence_missing (bool), severity
+    ("fail", the default, or "warn": a warn check that does not hold is kept with ``warning: true`` and
+    its message, but counts as passed, so it never fails the level).
 
     op ``info`` records an observation that is not judged (a found but allowed signature, busbw not
     measurable on one GPU): it always passes and its message is ``<name>: <fail_msg>``.
     """
     spec = dict(spec or {})
+    severity = str(spec.get("severity") or "fail")
+    entry = _evaluate(spec)
+    if severity not in SEVERITIES:
+        text = "%s: unknown severity %s (use one of %s)" % (entry["name"], fmt_value(severity), ", ".join(SEVERITIES))
+        entry.update(passed=False, hint=CONFIG_HINT, message=text)
+    elif severity == "warn":
+        entry["severity"] = "warn"
+        if not entry["passed"]:
+            entry.update(passed=True, warning=True, message="WARNING " + entry["message"])
+    return entry
+
+
+def _evaluate(spec):
     name = str(spec.get("name") or "check")
     node = str(spec.get("node") or "")
     op = str(spec.get("op") or "eq")
@@ -499,6 +517,7 @@ def build_level_result(level_id, level=None, name=None, order=None, checks=None,
     result["summary"] = {
         "passed": len(entries) - len(failed), "failed": len(failed), "total": len(entries),
         "evidence_missing": len([e for e in entries if e["evidence_missing"]]),
+        "warnings": len([e for e in entries if e.get("warning")]),
     }
     if failed:
         result["status"] = "FAIL"

@@ -111,6 +111,13 @@ options:
             O(checks[].fail_msg) says why.
         type: bool
         default: false
+      severity:
+        description:
+          - V(fail) (default) fails the level when the check does not hold. V(warn) keeps the check in the
+            result with C(warning=true) and a message starting with C(WARNING), but counts it as passed.
+        type: str
+        default: fail
+        choices: [fail, warn]
   nccl:
     description:
       - NCCL results to judge. C(plugins/module_utils/_checks.py) (C(nccl_checks)) turns each item into
@@ -428,6 +435,7 @@ def argument_spec():
                 hint=dict(type="str", default=""),
                 fail_msg=dict(type="str", default=""),
                 evidence_missing=dict(type="bool", default=False),
+                severity=dict(type="str", default="fail", choices=["fail", "warn"]),
             ),
         ),
         nccl=dict(

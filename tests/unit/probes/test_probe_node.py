@@ -188,3 +188,114 @@ def test_storage_compare_detects_corruption(tmp_path, monkeypatch):
     assert s["ok"] is False and s["steps"]["compare"]["ok"] is False
     assert "first difference at offset 5" in s["steps"]["compare"]["error"]
     assert s["steps"]["delete"]["ok"] is True and os.listdir(str(tmp_path)) == []
+
+
+# -------------------------------------------------------------------------------------------- GPU health
+SMI_FIXTURES = os.path.join(os.path.dirname(SHARED_RECORDED), "nvidia-smi")
+H200_XML = os.path.join(SHARED_RECORDED, "h200x1", "nvidia-smi-q.xml")
+
+
+def fixture(name):
+    with open(os.path.join(SMI_FIXTURES, name)) as fh:
+        return fh.read()
+
+
+def test_parse_recorded_h200_xml():
+    with open(H200_XML) as fh:
+        parsed = node.parse_smi_xml(fh.read())
+    assert (parsed["driver_version"], parsed["cuda_version"]) == ("580.159.04", "13.0")
+    (gpu,) = parsed["gpus"]
+    assert gpu["pci_bus_id"] == "00000000:00:06.0" and gpu["gsp_firmware_version"] == "580.159.04"
+    assert gpu["vbios_version"] == "96.00.A5.00.1A" and gpu["persistence_mode"] == "Enabled"
+    assert (gpu["ecc_mode"], gpu["ecc_volatile_uncorrectable"], gpu["ecc_aggregate_uncorrectable"]) == ("Enabled", 0, 0)
+    assert (gpu["remapped_rows_pending"], gpu["remapped_rows_failure"], gpu["remapped_rows_uncorrectable"]) == (False, False, 0)
+    assert gpu["retired_pages_pending"] is None  # Hopper remaps rows instead: nvidia-smi prints N/A
+    assert (gpu["pcie_gen_current"], gpu["pcie_gen_max"], gpu["pcie_width_current"], gpu["pcie_width_max"]) == (5, 5, 16, 16)
+    assert gpu["clock_events_active"] == ["gpu_idle"]
+    assert (gpu["temperature_c"], gpu["temperature_tlimit_margin_c"], gpu["temperature_slowdown_tlimit_c"]) == (34, 53, -2)
+    assert gpu["fabric_state"] is None and gpu["recovery_action"] == "None"
+
+
+def test_parse_xml_counts_uncorrectable_and_old_driver_groups():
+    xml = ("<nvidia_smi_log><driver_version>535.1</driver_version><gpu id='00000000:53:00.0'><ecc_errors><volatile>"
+           "<single_bit><total>4</total></single_bit><double_bit><total>2</total></double_bit></volatile>"
+           "<aggregate><sram_correctable>1</sram_correctable><sram_uncorrectable_parity>3</sram_uncorrectable_parity>"
+           "<dram_uncorrectable>5</dram_uncorrectable></aggregate></ecc_errors>"
+           "<clocks_throttle_reasons><clocks_throttle_reason_hw_slowdown>Active</clocks_throttle_reason_hw_slowdown>"
+           "</clocks_throttle_reasons></gpu></nvidia_smi_log>")
+    (gpu,) = node.parse_smi_xml(xml)["gpus"]
+    assert (gpu["ecc_volatile_uncorrectable"], gpu["ecc_volatile_correctable"]) == (2, 4)
+    assert (gpu["ecc_aggregate_uncorrectable"], gpu["ecc_aggregate_correctable"]) == (8, 1)
+    assert gpu["clock_events_active"] == ["hw_slowdown"]
+    with pytest.raises(ValueError):
+        node.parse_smi_xml("NVIDIA-SMI has failed")
+
+
+def test_parse_nvlink_status_real_outputs():
+    h100 = node.parse_nvlink_status(fixture("nvlink-status-h100-bottlerocket-4418.txt"))
+    assert {i: (g["links"], g["active"], g["inactive"]) for i, g in h100.items()} == {0: (18, 18, []), 1: (18, 18, [])}
+    assert h100[1]["uuid"] == "GPU-dd3b269a-8f3a-d2d5-1518-2713ba03fcf7"
+    v100 = node.parse_nvlink_status(fixture("nvlink-status-v100-inactive-azhpc-73.txt"))
+    assert (v100[3]["links"], v100[3]["active"], v100[3]["inactive"]) == (6, 4, [3, 5])
+
+
+def test_read_xids_from_a_saved_kernel_log(tmp_path):
+    log = tmp_path / "kmsg"
+    log.write_text("6,100,5,-;random line\n" + fixture("kmsg-xid79-nvsentinel-155.txt"))
+    xid = node.read_xids(str(log))
+    assert xid["visible"] is True and xid["error"] is None
+    assert xid["events"] == [{"pci": "0000:44:00", "xid": 79, "text": "GPU has fallen off the bus"}]
+    missing = node.read_xids(str(tmp_path / "nope"))
+    assert missing["visible"] is False and "No such file" in missing["error"]
+
+
+def test_probe_reports_health_from_fake_nvidia_smi(tmp_path):
+    (tmp_path / "q.xml").write_text(open(H200_XML).read())
+    (tmp_path / "nvlink.txt").write_text(fixture("nvlink-status-v100-inactive-azhpc-73.txt").replace("GPU 3:", "GPU 0:"))
+    smi = fake_smi(tmp_path, 'case "$1" in -q) cat %s/q.xml;; nvlink) cat %s/nvlink.txt;; *) echo "%s";; esac'
+                   % (tmp_path, tmp_path, H200))
+    ib = tmp_path / "ib"
+    (ib / "rdmap16s27").mkdir(parents=True)
+    (ib / "rdmap16s27" / "fw_ver").write_text("1.2.3\n")
+    efa_mod = tmp_path / "efa"
+    efa_mod.mkdir()
+    (efa_mod / "version").write_text("2.13.0g\n")
+    j = run_probe("node", {"nvidia_smi": smi, "infiniband_dir": str(ib), "efa_module_dir": str(efa_mod),
+                           "kmsg_path": str(tmp_path / "no-kmsg")}).json
+    h = j["health"]
+    assert h["xml"]["ok"] and h["driver_version"] == "580.159.04" and h["nvlink_source"] == "nvidia-smi nvlink -s"
+    assert h["gpus"][0]["nvlinks"] == {"links": 6, "active": 4, "inactive": [3, 5]}
+    assert h["efa"] == {"driver_version": "2.13.0g", "firmware": {"rdmap16s27": "1.2.3"}, "firmware_versions": ["1.2.3"]}
+    assert h["xid"]["visible"] is False and set(h["image"]) == {"nccl", "aws_ofi_nccl"}
+
+
+def test_probe_health_off_or_without_gpus(tmp_path):
+    assert run_probe("node", {"nvidia_smi": "/nonexistent"}).json["health"] is None
+    smi = fake_smi(tmp_path, 'echo "%s"' % H200)
+    assert run_probe("node", {"nvidia_smi": smi, "health": False}).json["health"] is None
+    h = run_probe("node", {"nvidia_smi": smi}).json["health"]  # -q -x prints CSV here: not XML
+    assert h["xml"]["ok"] is False and "did not print XML" in h["xml"]["error"]
+
+
+def test_dcgm_runs_only_when_asked_and_is_bounded(tmp_path):
+    smi = fake_smi(tmp_path, 'echo "%s"' % H200)
+    assert run_probe("node", {"nvidia_smi": smi, "health": False}).json["dcgm"] is None
+    doc = '{"DCGM Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [{"name": "software", ' \
+          '"results": [{"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Fail", "warnings": ' \
+          '[{"error_id": 29, "error_category": 3, "error_severity": 5, "warning": "x"}]}], "test_summary": ' \
+          '{"status": "Fail"}}]}]}, "metadata": {"version": "4.4.2"}}'
+    (tmp_path / "out.json").write_text(doc)
+    dcgmi = fake_smi(tmp_path, 'echo "$@" > %s/args; cat %s/out.json; exit 226' % (tmp_path, tmp_path), name="dcgmi")
+    j = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 2, "dcgmi": dcgmi,
+                           "dcgm_host": "$FAKE_HOST:5555"}, env={"FAKE_HOST": "10.0.0.7"}).json
+    d = j["dcgm"]
+    assert (d["level"], d["rc"], d["error"], d["version"]) == (2, 226, None, "4.4.2")
+    assert (tmp_path / "args").read_text().split() == ["diag", "-r", "2", "-j", "--host", "10.0.0.7:5555"]
+    assert d["results"][0]["warnings"][0]["error_id"] == 29 and d["results"][0]["status"] == "Fail"
+    slow = fake_smi(tmp_path, "sleep 30", name="slow-dcgmi")
+    d = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 1, "dcgmi": slow,
+                           "dcgm_timeout_s": 0.5}).json["dcgm"]
+    assert d["timed_out"] and d["error"] == "dcgmi diag -r 1 timed out after 0.5 s"
+    d = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 1,
+                           "dcgmi": str(tmp_path / "nope")}).json["dcgm"]
+    assert d["error"].startswith("dcgmi not found")

@@ -17,7 +17,7 @@ from filter_helpers import tagged
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
 NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations",
-         "example_job"}
+         "example_job", "dcgm_plan"}
 
 
 def outcome(*parts):
@@ -39,6 +39,14 @@ def test_l0_checks_filter(convert):
     gpu = [c for c in result if c["name"] == "gpu_count"][0]
     assert (gpu["node"], gpu["actual"], gpu["expected"]) == ("p5-node-1", 7, 8)
     assert checks_filter.l0_checks(None, None, None)[0]["name"] == "gpu_nodes"
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_dcgm_plan_filter_counts_the_gpus_of_the_nodes(convert):
+    nodes = convert([{"node": "p5-node-0", "gpus": 8}, {"node": "p5-node-1", "gpus": "8"}])
+    plan = checks_filter.dcgm_plan(convert(3), nodes)
+    assert (plan["level"], plan["gpu_minutes"]) == (3, 16 * plan["bound_s"] // 60)
+    assert checks_filter.dcgm_plan(0)["bound_s"] == 0
 
 
 @pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])

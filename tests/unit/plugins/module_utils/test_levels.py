@@ -59,7 +59,7 @@ def test_the_registry_is_complete_and_ordered():
 def test_levels_returns_a_copy():
     mine = _levels.levels()
     mine[0]["tags"].append("x")
-    assert _levels.levels()[0]["tags"] == ["l0"]
+    assert _levels.levels()[0]["tags"] == ["l0", "dcgm"]  # dcgm: L0 with the DCGM diagnostic
 
 
 def test_by_id_and_info():

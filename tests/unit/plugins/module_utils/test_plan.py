@@ -66,7 +66,7 @@ def test_the_real_level_list():
 
 
 def test_level_tags_of_the_first_level():
-    assert plan.level_tags(LEVELS, 0) == ["l0", "from_l0"]
+    assert plan.level_tags(LEVELS, 0) == ["l0", "dcgm", "from_l0"]  # dcgm: L0 with the DCGM diagnostic
 
 
 def test_level_tags_are_cumulative():
@@ -141,7 +141,7 @@ def test_build_plan_all_rows_in_order():
     assert all(r["selected"] and r["reason"] == "" for r in rows)
     first = rows[0]
     assert first == {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0.0, "selected": True,
-                     "reason": "", "tags": ["l0", "from_l0"]}
+                     "reason": "", "tags": ["l0", "dcgm", "from_l0"]}
     assert row(rows, "phase0_efa")["order"] == 3.5
     assert row(rows, "phase0_efa")["level"] == "L3.5"
     assert [r["order"] for r in rows] == sorted(r["order"] for r in rows)

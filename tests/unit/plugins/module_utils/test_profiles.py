@@ -15,12 +15,12 @@ REQUIRED_TYPES = [
     "g5.8xlarge", "g5.12xlarge", "g5.48xlarge", "g6.8xlarge", "g6e.24xlarge", "g6e.48xlarge",
 ]
 NUMBER_KEYS = ["gpu_count", "gpu_memory_gb", "gpu_memory_mib", "gpu_memory_mib_min", "efa_devices", "network_gbps",
-               "nvlink_per_gpu", "nvlink_generation", "max_message_bytes", "price_per_hour_usd"]
+               "nvlink_per_gpu", "nvlink_generation", "pcie_gen", "pcie_width", "max_message_bytes", "price_per_hour_usd"]
 KEYS = {
     "instance_type", "family", "gpu_count", "gpu_model", "gpu_name", "gpu_name_pattern", "gpu_memory_gb",
     "gpu_memory_mib", "gpu_memory_mib_min", "efa_devices", "network_gbps", "nvlink_per_gpu", "nvlink_generation",
-    "rdma_capable", "fi_efa_use_device_rdma", "max_message_bytes", "gpu_resource", "efa_resource",
-    "ofi_protocol", "gdr_required",
+    "nvswitch", "pcie_gen", "pcie_width", "rdma_capable", "fi_efa_use_device_rdma", "max_message_bytes",
+    "gpu_resource", "efa_resource", "ofi_protocol", "gdr_required",
     "expected_busbw_2node", "busbw_floor", "price_per_hour_usd", "price_as_of", "sources", "notes",
 }
 

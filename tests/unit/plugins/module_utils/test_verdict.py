@@ -203,7 +203,7 @@ def test_level_result_shape_and_message():
         "p5-node-0": {"status": "PASS", "passed": 1, "failed": 0, "failed_checks": []},
         "p5-node-1": {"status": "FAIL", "passed": 1, "failed": 1, "failed_checks": ["gpu_count"]},
     }
-    assert result["summary"] == {"passed": 3, "failed": 1, "total": 4, "evidence_missing": 0}
+    assert result["summary"] == {"passed": 3, "failed": 1, "total": 4, "evidence_missing": 0, "warnings": 0}
     assert v.summary_message(result) == (
         "L0 Infrastructure: 1 of 4 checks failed\n- p5-node-1: gpu_count expected 8, saw 7 — check XID errors")
 
