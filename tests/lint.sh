@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Static checks: no data-building Jinja in task files, ansible-lint (production profile), yamllint,
-# shellcheck on every shell script.
+# Static checks: no data-building Jinja in task files (tests/lint_jinja.py), ansible-lint (production
+# profile), yamllint, and shellcheck on every shell script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.venv/bin
