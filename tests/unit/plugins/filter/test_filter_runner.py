@@ -161,9 +161,8 @@ def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():
     assert runner.gpu_nodes([node], trust_as_template("kubernetes")) == [
         {"node": "n", "instance_type": "g6.8xlarge", "gpus": 1, "efa": 1}]
     assert runner.gpu_nodes(None, "host", tagged({"node": "h", "gpus": "8"}))[0]["gpus"] == 8
-    result = tagged({"item": {"name_contains": "efa", "label": "EFA", "namespace": "kube-system"},
-                     "resources": [{"metadata": {"name": "aws-efa-k8s-device-plugin"}, "status": {"desiredNumberScheduled": 2,
-                                                                                                   "numberReady": 2}}]})
+    plugin = {"metadata": {"name": "aws-efa-k8s-device-plugin"}, "status": {"desiredNumberScheduled": 2, "numberReady": 2}}
+    result = tagged({"item": {"name_contains": "efa", "label": "EFA", "namespace": "kube-system"}, "resources": [plugin]})
     out = runner.daemonset_summary([result])
     assert out == [{"name": "efa", "label": "EFA", "namespace": "kube-system", "found": True, "desired": 2, "ready": 2}]
     assert exact_types(out)

@@ -977,8 +977,8 @@ def test_probe_not_started_reports_the_pod_problem_with_its_events():
     pods = [image_pod("rlsv-r-l1-a", labels={"rlstack.io/target": "p5-node-1"}),
             ready_pod("rlsv-r-l1-b", labels={"rlstack.io/target": "p5-node-0"})]
     states = k8s.pods_summary(pods, expected=2, now=NOW)["states"]
-    events = [{"item": {"pod": "rlsv-r-l1-a"}, "resources": [{"message": IMAGE_MSG}, {"message": IMAGE_MSG},
-                                                            {"message": "Pulling image"}]}]
+    messages = [{"message": IMAGE_MSG}, {"message": IMAGE_MSG}, {"message": "Pulling image"}]
+    events = [{"item": {"pod": "rlsv-r-l1-a"}, "resources": messages}]
     targets = [{"node": "p5-node-0"}, {"node": "p5-node-1"}]
     out = k8s.probe_not_started(targets, {"p5-node-0": {"status": "ok"}}, states, events, 900)
     assert list(out) == ["p5-node-1"]
