@@ -51,11 +51,6 @@ def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_e
                                str(image), int(deadline_s), _plain(simulator_env or {}))
 
 
-def example_jobs(examples, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
-    return _checks.example_jobs(_plain(examples or []), str(mode), _plain(frameworks or {}), _plain(nodes or []),
-                                str(image), int(deadline_s), _plain(simulator_env or {}))
-
-
 def node_expectations(instance_type, overrides=None):
     return _checks.node_expectations(str(instance_type or ""), _plain(overrides or {}))
 
@@ -74,5 +69,4 @@ class FilterModule:
             "eval_checks": eval_checks,
             "node_expectations": node_expectations,
             "example_job": example_job,
-            "example_jobs": example_jobs,
         }

@@ -751,21 +751,3 @@ def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_e
             "nodes": int(example.get("nodes") or 1), "worker_command": example.get("worker_command"),
             "deadline_s": int(deadline_s)}
 
-
-def example_jobs(examples, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
-    """[{name, example, job}]: the example_job() of each example that fits on the GPU nodes found.
-
-    An example needing more nodes (its `nodes`, default 1) than `nodes` has gets no Job; its row is
-    skipped with the reason (runner/tasks/example_judge.yml).
-    """
-    return [{"name": ex.get("name"), "example": ex,
-             "job": example_job(ex, mode, frameworks, nodes, image, deadline_s, simulator_env)}
-            for ex in examples or [] if _node_count(ex) <= len(nodes or [])]
-
-
-def _node_count(example):
-    """An example's `nodes` (default 1) as Jinja's `int` reads it: 0 when it is not a number."""
-    try:
-        return int(float(example.get("nodes", 1)))
-    except (TypeError, ValueError):
-        return 0

@@ -17,7 +17,7 @@ from filter_helpers import tagged
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
 NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations",
-         "example_job", "example_jobs"}
+         "example_job"}
 
 
 def outcome(*parts):
@@ -69,11 +69,3 @@ def test_node_expectations_filter():
     assert checks_filter.node_expectations(trust_as_template("g6.8xlarge"), tagged({"efa_count": 0}))["efa_count"] == 0
     assert checks_filter.node_expectations(None)["instance_type"] == ""
 
-
-def test_example_jobs_filter_on_tagged_values():
-    frameworks = tagged({"custom": {"train_overrides": "", "eval_overrides": ""}})
-    examples = tagged([{"name": "a", "command": ["run"]}, {"name": "b", "nodes": 2}])
-    out = checks_filter.example_jobs(examples, trust_as_template("train"), frameworks, tagged([{"node": "n", "gpus": 1}]),
-                                     trust_as_template("img:1"), trust_as_template("3600"))
-    assert [o["name"] for o in out] == ["a"]
-    assert out[0]["job"]["deadline_s"] == 3600 and out[0]["job"]["image"] == "img:1"

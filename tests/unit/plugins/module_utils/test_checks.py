@@ -1256,16 +1256,3 @@ def test_transport_fabric_and_missing_nic_line():
     old = {e["name"]: e for e in judged({"facts": facts(), "expect": {"transport": {"fabric": "efa-direct"}}})}
     assert old["nccl_ofi_fabric"]["passed"] and "1.14+" in old["nccl_ofi_fabric"]["message"]
 
-
-def test_example_jobs_skips_the_examples_that_need_more_nodes_than_found():
-    examples = [{"name": "one", "framework": "rlinf"}, {"name": "two", "nodes": 2}, {"name": "three", "nodes": "1"},
-                {"name": "zero", "nodes": 0}]
-    nodes = [{"node": "n0", "gpus": 8, "efa": 32}]
-    out = checks.example_jobs(examples, "train", EXAMPLE_FRAMEWORKS, nodes, "img:1", 3600)
-    assert [o["name"] for o in out] == ["one", "three", "zero"]
-    assert out[0]["example"] is examples[0]
-    assert out[0]["job"] == checks.example_job(examples[0], "train", EXAMPLE_FRAMEWORKS, nodes, "img:1", 3600)
-    two = checks.example_jobs(examples, "eval", EXAMPLE_FRAMEWORKS, nodes * 2, "img:1", 600)
-    assert [o["name"] for o in two] == ["one", "two", "three", "zero"]
-    assert [o["name"] for o in checks.example_jobs(examples, "train", EXAMPLE_FRAMEWORKS, [], "img:1", 600)] == ["zero"]
-    assert checks.example_jobs(None, "train", EXAMPLE_FRAMEWORKS, nodes, "img:1", 600) == []

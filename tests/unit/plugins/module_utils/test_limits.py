@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _limits, _pitfalls
+from ansible_collections.rlstack.validation.plugins.module_utils import _limits, _pitfall_rules
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -81,13 +81,16 @@ def test_the_docs_table_lists_every_limit_with_its_value():
 
 def test_literal_copies_agree_with_the_module():
     floor, deadline = _limits.JOB_DEADLINE_FLOOR_S, _limits.JOB_DEADLINE_S
-    assert _pitfalls.DEFAULT_OPTIONS["min_deadline_s"] == floor
+    assert _pitfall_rules.DEFAULT_OPTIONS["min_deadline_s"] == floor
     assert _yaml("roles/local_checks/defaults/main.yml")["local_checks_min_deadline_s"] == floor
     assert _argspec_default("local_checks", "local_checks_min_deadline_s") == floor
     for role in ("l5_training_step", "l6_evaluation"):
         assert _yaml("roles/%s/defaults/main.yml" % role)["%s_deadline_s" % role] == deadline
         assert _argspec_default(role, "%s_deadline_s" % role) == deadline
-    settings = {row[0].strip("`"): row[1].strip("`") for row in _table("docs/configuration.md", "| setting")
+    # configuration.md is generated from the run-wide argument spec: its `default` column is the spec's default.
+    rows = _table("docs/configuration.md", "| setting")
+    header = [cell.strip() for cell in "| setting | allowed | default | meaning |".strip("|").split("|")]
+    settings = {row[0].strip("`"): row[header.index("default")].strip("`") for row in rows
                 if row[0].startswith("`validation_")}
     for setting, name in (("validation_problem_grace_s", "problem_grace_s"), ("validation_start_timeout_s", "start_timeout_s"),
                           ("validation_lease_margin_s", "lease_margin_s"), ("validation_keep_failed_s", "keep_failed_s")):
@@ -95,7 +98,7 @@ def test_literal_copies_agree_with_the_module():
 
 
 def test_the_runner_reads_its_wait_defaults_from_the_module():
-    defaults = _yaml("roles/runner/defaults/main.yml")
+    defaults = _yaml("roles/runner/vars/main.yml")
     for var, name in (("runner_problem_grace_s", "problem_grace_s"), ("runner_start_timeout_s", "start_timeout_s"),
                       ("runner_lease_margin_s", "lease_margin_s"), ("runner_keep_failed_s", "keep_failed_s")):
         assert "'%s' | rlstack.validation.limit" % name in defaults[var], var
