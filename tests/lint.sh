@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Static checks: ansible-lint (production profile), yamllint, shellcheck on every shell script.
+# Static checks: no data-building Jinja in task files (tests/lint_jinja.py), ansible-lint (production
+# profile), yamllint, and shellcheck on every shell script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.venv/bin
+echo "==> no mutating Jinja in task files"
+"$bin/python" tests/lint_jinja.py
 echo "==> ansible-lint (production profile)"
 "$bin/ansible-lint" --nocolor
 echo "==> yamllint"

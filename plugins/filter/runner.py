@@ -9,24 +9,32 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 
 
-def pods_summary(pods, expected=None, grace_s=45, want="running"):
-    return k8s.pods_summary(_plain(pods), expected=expected, grace_s=float(grace_s), want=want)
+def _grace(grace_s):
+    try:
+        return _limits.grace_s(_plain(grace_s))
+    except _limits.LimitError as exc:
+        raise AnsibleFilterError(str(exc)) from None
 
 
-def job_state(job, pods=None, grace_s=45, workloads=None):
-    return k8s.job_state(_plain(job), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
+def pods_summary(pods, expected=None, grace_s=None, want="running"):
+    return k8s.pods_summary(_plain(pods), expected=expected, grace_s=_grace(grace_s), want=want)
 
 
-def jobs_summary(jobs, pods=None, grace_s=45, workloads=None):
-    return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
+def job_state(job, pods=None, grace_s=None, workloads=None):
+    return k8s.job_state(_plain(job), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
 
 
-def mpijob_state(mpijob, pods=None, grace_s=45, workloads=None):
-    return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=float(grace_s), workloads=_plain(workloads))
+def jobs_summary(jobs, pods=None, grace_s=None, workloads=None):
+    return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
+
+
+def mpijob_state(mpijob, pods=None, grace_s=None, workloads=None):
+    return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
 
 
 def efa_request(nodes, device_classes=None):
@@ -34,9 +42,40 @@ def efa_request(nodes, device_classes=None):
     return k8s.efa_request(_plain(nodes or []), _plain(device_classes or []))
 
 
-def admission_summary(objs, workloads=None, grace_s=45):
+def admission_summary(objs, workloads=None, grace_s=None):
     """Jobs/MPIJobs that Kueue holds suspended: settled once all run or one stayed suspended past grace_s."""
-    return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=float(grace_s))
+    return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=_grace(grace_s))
+
+
+def job_results(jobs, states, logs=None):
+    return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []))
+
+
+def probe_not_started(targets, ran, start_states, events=None, start_timeout_s=None):
+    return k8s.probe_not_started(_plain(targets or []), _plain(ran or {}), _plain(start_states or []),
+                                 _plain(events or []), _plain(start_timeout_s))
+
+
+def gpu_nodes(nodes, transport="kubernetes", host=None):
+    return k8s.gpu_nodes(_plain(nodes or []), str(transport), _plain(host or {}))
+
+
+def daemonset_summary(results):
+    return k8s.daemonset_summary(_plain(results or []))
+
+
+def limit(name):
+    try:
+        return _limits.limit(_plain(name))
+    except _limits.LimitError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def job_deadline_s(value=None):
+    try:
+        return _limits.job_deadline_s(_plain(value))
+    except _limits.LimitError as exc:
+        raise AnsibleFilterError(str(exc)) from None
 
 
 def probe_output(result):
@@ -101,4 +140,10 @@ class FilterModule:
             "validation_plan": validation_plan,
             "validation_survey": validation_survey,
             "with_target_nodes": with_target_nodes,
+            "job_results": job_results,
+            "probe_not_started": probe_not_started,
+            "gpu_nodes": gpu_nodes,
+            "daemonset_summary": daemonset_summary,
+            "limit": limit,
+            "job_deadline_s": job_deadline_s,
         }

@@ -771,3 +771,4 @@ def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_e
             "node_selector": dict(example.get("node_selector") or {}),
             "nodes": int(example.get("nodes") or 1), "worker_command": example.get("worker_command"),
             "deadline_s": int(deadline_s)}
+

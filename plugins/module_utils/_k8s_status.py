@@ -17,6 +17,7 @@ import re
 import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils._limits import PROBLEM_GRACE_S
 
 TARGET_LABEL = "rlstack.io/target"
 # Indexed Jobs (multi-node examples) label each pod with its index; index 0 is the head, judged alone.
@@ -73,7 +74,7 @@ def _condition(obj, ctype):
     return None
 
 
-def pod_state(pod, now=None, grace_s=45.0):
+def pod_state(pod, now=None, grace_s=PROBLEM_GRACE_S):
     """One pod's state: phase, node, ready, and a problem (kind, reason, message, hint) or None.
 
     A problem is only reported once it has lasted `grace_s` seconds since the pod was created, so a
@@ -152,7 +153,7 @@ def pod_state(pod, now=None, grace_s=45.0):
     return state
 
 
-def pods_summary(pods, expected=None, grace_s=45.0, want="running", now=None):
+def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", now=None):
     """Summarise pods for a bounded wait.
 
     want: "running" (every pod Running and Ready, or Succeeded; any problem settles the wait),
@@ -270,7 +271,7 @@ def _workload_of(obj, workloads):
     return None
 
 
-def admission_problem(obj, workloads=None, now=None, grace_s=45.0):
+def admission_problem(obj, workloads=None, now=None, grace_s=PROBLEM_GRACE_S):
     """A problem (kind not_admitted) when a Job or MPIJob has stayed suspended for `grace_s` seconds.
 
     Kueue keeps a Job suspended until its Workload is admitted, and admits within a second when the
@@ -314,7 +315,7 @@ def _admission_state(obj, problem):
             "age_s": None, "problem": problem, "exit_code": None, "object": _meta(obj).get("name", "")}
 
 
-def admission_summary(objs, workloads=None, grace_s=45.0, now=None):
+def admission_summary(objs, workloads=None, grace_s=PROBLEM_GRACE_S, now=None):
     """Jobs or MPIJobs waiting for Kueue: settled when all run (admitted) or one is not admitted in time."""
     problems = []
     waiting = 0
@@ -328,7 +329,7 @@ def admission_summary(objs, workloads=None, grace_s=45.0, now=None):
     return {"settled": admitted or bool(problems), "admitted": admitted, "problems": problems}
 
 
-def job_state(job, pods=None, now=None, grace_s=45.0, workloads=None):
+def job_state(job, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads=None):
     """A batch/v1 Job: done/failed from its conditions, plus the problems of its pods (seen early), or
     the Job's own admission problem when Kueue has not let it start."""
     conds = {c.get("type"): c for c in _conditions(job) if c.get("status") == "True"}
@@ -355,7 +356,7 @@ def job_state(job, pods=None, now=None, grace_s=45.0, workloads=None):
     return state
 
 
-def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0, workloads=None):
+def mpijob_state(mpijob, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads=None):
     """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems.
 
     `source` is "launcher pod" when the outcome was read from the finished launcher pod because the
@@ -397,7 +398,7 @@ def mpijob_state(mpijob, pods=None, now=None, grace_s=45.0, workloads=None):
     return state
 
 
-def jobs_summary(jobs, pods, grace_s=45.0, now=None, workloads=None):
+def jobs_summary(jobs, pods, grace_s=PROBLEM_GRACE_S, now=None, workloads=None):
     """Several Jobs at once: each Job's state (its pods found by the job-name label); settled when all are."""
     by_job = {}
     for pod in pods or []:
@@ -478,3 +479,121 @@ def label_value(text, max_len=63):
     """A valid label value from any text (level ids such as l5_training_step/libero-pi0)."""
     value = re.sub(r"[^A-Za-z0-9_.-]+", ".", str(text))[:max_len]
     return value.strip("._-") or "x"
+
+
+def _whole(value, default=0):
+    """A count as Jinja's `int` filter reads it ("8" -> 8, "8.0" -> 8); `default` when it is not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError):
+            return default
+
+
+def gpu_nodes(nodes, transport="kubernetes", host=None):
+    """The GPU nodes the levels run on, sorted by name: [{node, instance_type, gpus, efa}].
+
+    `nodes` are Node objects (kubernetes.core.k8s_info resources); gpus and efa are the allocatable
+    nvidia.com/gpu and vpc.amazonaws.com/efa. With any other transport the inventory host is the node:
+    `host` = {node, instance_type, gpus, efa} is the only entry.
+    """
+    if transport != "kubernetes":
+        host = host or {}
+        return [{"node": host.get("node") or "", "instance_type": host.get("instance_type") or "",
+                 "gpus": _whole(host.get("gpus")), "efa": _whole(host.get("efa"))}]
+    out = []
+    for node in sorted(nodes or [], key=lambda n: _meta(n).get("name") or ""):
+        labels = _meta(node).get("labels") or {}
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        out.append({"node": _meta(node).get("name"),
+                    "instance_type": labels.get("node.kubernetes.io/instance-type", ""),
+                    "gpus": _whole(allocatable.get("nvidia.com/gpu", 0)),
+                    "efa": _whole(allocatable.get("vpc.amazonaws.com/efa", 0))})
+    return out
+
+
+def daemonset_summary(results):
+    """One entry per looked-for DaemonSet: {name, label, namespace, found, desired, ready}.
+
+    `results` are the loop results of a kubernetes.core.k8s_info DaemonSet read, one per item
+    {name_contains (a regular expression searched in the DaemonSet names), label, namespace}. desired and
+    ready add up status.desiredNumberScheduled and status.numberReady of every DaemonSet that matches.
+    `name` is name_contains made into an identifier ("nvidia-device-plugin" -> "nvidia_device_plugin").
+    """
+    out = []
+    for result in results or []:
+        item = result.get("item") or {}
+        pattern = str(item.get("name_contains") or "")
+        found = [ds for ds in result.get("resources") or [] if re.search(pattern, str(_meta(ds).get("name") or ""))]
+        status = [ds.get("status") or {} for ds in found]
+        out.append({"name": re.sub(r"[^a-z0-9]+", "_", pattern), "label": item.get("label"),
+                    "namespace": item.get("namespace"), "found": bool(found),
+                    "desired": sum(s.get("desiredNumberScheduled", 0) for s in status),
+                    "ready": sum(s.get("numberReady", 0) for s in status)})
+    return out
+
+
+NO_JOB_STATE = {"settled": False, "complete": False, "failed": False, "pods": [], "problems": []}
+
+
+def job_results(jobs, states, logs):
+    """{job name: {state, log, log_error}} for the runner's Jobs (runner/tasks/jobs.yml).
+
+    `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the loop
+    results of kubernetes.core.k8s_log over those states (each with `item.name`, the Job's name). A Job the
+    API did not return gets NO_JOB_STATE; a Job without a pod gets the log_error that says so.
+    """
+    by_name = {}
+    for state in states or []:
+        by_name.setdefault(state.get("name"), state)
+    out = {}
+    for job in jobs or []:
+        kname = _meta(job.get("definition") or {}).get("name")
+        state = by_name.get(kname, dict(NO_JOB_STATE))
+        found = [r for r in logs or [] if (r.get("item") or {}).get("name") == kname]
+        if not found:
+            out[job.get("name")] = {"state": state, "log": "",
+                                    "log_error": "no pod of the Job was found, so there is no log"}
+            continue
+        first = found[0]
+        out[job.get("name")] = {"state": state, "log": first.get("log", ""),
+                                "log_error": first.get("msg", "") if first.get("failed") else ""}
+    return out
+
+
+def probe_not_started(targets, ran, start_states, events, start_timeout_s):
+    """{node: outcome} for each probe target without a probe result (runner/tasks/probe_kubernetes.yml).
+
+    `ran` holds the nodes that have a result; `start_states` are pods_summary()'s states of the probe pods
+    (matched by their target label, the node's dns_label); `events` the loop results of a
+    kubernetes.core.k8s_info Event read per pod that did not start (`item.pod`, `resources`). The outcome
+    is {status: not_started, data: None, error, hint, events}: the pod's problem when one was seen, else
+    that it did not start within `start_timeout_s`.
+    """
+    messages = {}
+    for result in events or []:
+        pod = (result.get("item") or {}).get("pod")
+        messages[pod] = [e.get("message") for e in result.get("resources") or []]
+    out = {}
+    for target in targets or []:
+        node = target.get("node")
+        if node in (ran or ()):
+            continue
+        label = dns_label(node)
+        state = next((s for s in start_states or [] if s.get("target") == label), {})
+        problem = state.get("problem")
+        if problem:
+            error = "%s: %s" % (problem.get("reason"), problem.get("message"))
+            hint = problem.get("hint")
+        else:
+            error = "the probe pod did not start within %s s (%s)" % (
+                start_timeout_s, state["phase"] if "phase" in state else "not created")
+            hint = "the node may be out of GPUs or the image pull is slow; check the pod events"
+        seen = []
+        for message in messages.get(state.get("pod") or "", []):
+            if message not in seen:
+                seen.append(message)
+        out[node] = {"status": "not_started", "data": None, "error": error, "hint": hint, "events": seen}
+    return out

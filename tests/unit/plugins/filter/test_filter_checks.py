@@ -76,3 +76,4 @@ def test_job_log_and_eval_checks_filters_pass_the_log_error():
 def test_node_expectations_filter():
     assert checks_filter.node_expectations(trust_as_template("g6.8xlarge"), tagged({"efa_count": 0}))["efa_count"] == 0
     assert checks_filter.node_expectations(None)["instance_type"] == ""
+

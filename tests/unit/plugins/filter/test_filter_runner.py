@@ -17,8 +17,8 @@ from filter_helpers import tagged
 
 LEVELS = _levels.levels()
 NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
-         "validation_survey", "with_target_nodes", "admission_summary",
-         "efa_request"}
+         "validation_survey", "with_target_nodes", "admission_summary", "efa_request", "job_results",
+         "probe_not_started", "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s"}
 
 
 def exact_types(value):
@@ -130,3 +130,53 @@ def test_admission_summary_and_states_take_tagged_workloads():
     assert runner.job_state(job, [], 45, workloads)["settled"]
     assert runner.jobs_summary([job], [], 45, workloads)["settled"]
     assert runner.mpijob_state(job, [], 45, None)["settled"]
+
+
+def test_grace_defaults_to_the_limit_and_bad_text_is_a_filter_error(monkeypatch):
+    seen = []
+    monkeypatch.setattr(runner.k8s, "pods_summary", lambda pods, expected=None, grace_s=None, want="running": seen.append(grace_s))
+    runner.pods_summary([], 1)
+    runner.pods_summary([], 1, trust_as_template("60"))
+    assert seen == [45.0, 60.0]
+    with pytest.raises(AnsibleFilterError, match="grace period must be a number"):
+        runner.jobs_summary([], [], "a while")
+
+
+def test_limit_and_job_deadline_filters():
+    assert runner.limit(trust_as_template("start_timeout_s")) == 900
+    with pytest.raises(AnsibleFilterError, match="unknown limit 'nope'"):
+        runner.limit("nope")
+    assert runner.job_deadline_s(trust_as_template("300")) == 600
+    assert runner.job_deadline_s(None) == 3600
+    with pytest.raises(AnsibleFilterError, match="number of seconds"):
+        runner.job_deadline_s("soon")
+
+
+def test_job_results_filter_on_tagged_values():
+    jobs = tagged([{"name": "a", "definition": {"metadata": {"name": "ka"}}}])
+    states = tagged([{"name": "ka", "settled": True, "complete": True, "failed": False, "pods": [], "problems": []}])
+    logs = tagged([{"item": {"name": "ka"}, "log": "ok\n", "failed": False}])
+    out = runner.job_results(jobs, states, logs)
+    assert out == {"a": {"state": states[0], "log": "ok\n", "log_error": ""}}
+    assert exact_types(out)
+    assert runner.job_results(jobs, states)["a"]["log_error"].startswith("no pod of the Job")
+
+
+def test_probe_not_started_filter_on_tagged_values():
+    states = tagged([{"pod": "p", "target": "node-1", "phase": "Pending", "problem": None}])
+    out = runner.probe_not_started(tagged([{"node": "node-1"}]), tagged({}), states, None, trust_as_template("900"))
+    assert out["node-1"]["error"] == "the probe pod did not start within 900 s (Pending)"
+    assert exact_types(out)
+
+
+def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():
+    node = tagged({"metadata": {"name": "n", "labels": {"node.kubernetes.io/instance-type": "g6.8xlarge"}},
+                   "status": {"allocatable": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"}}})
+    assert runner.gpu_nodes([node], trust_as_template("kubernetes")) == [
+        {"node": "n", "instance_type": "g6.8xlarge", "gpus": 1, "efa": 1}]
+    assert runner.gpu_nodes(None, "host", tagged({"node": "h", "gpus": "8"}))[0]["gpus"] == 8
+    plugin = {"metadata": {"name": "aws-efa-k8s-device-plugin"}, "status": {"desiredNumberScheduled": 2, "numberReady": 2}}
+    result = tagged({"item": {"name_contains": "efa", "label": "EFA", "namespace": "kube-system"}, "resources": [plugin]})
+    out = runner.daemonset_summary([result])
+    assert out == [{"name": "efa", "label": "EFA", "namespace": "kube-system", "found": True, "desired": 2, "ready": 2}]
+    assert exact_types(out)

@@ -880,3 +880,130 @@ def test_label_value_is_cut_to_max_length_and_stays_valid():
     assert len(value) == 63
     assert LABEL_VALUE.match(value)
     assert k8s.label_value("abcdef/ghi", 7) == "abcdef"
+
+
+# --------------------------------------------------------------------------------------------- gpu_nodes
+
+SIM_NODES = REPO / "sim" / "cluster" / "nodes.yaml"
+
+
+def test_gpu_nodes_reads_the_sim_nodes_sorted_with_their_devices():
+    import yaml
+    nodes = [n for n in yaml.safe_load(SIM_NODES.read_text(encoding="utf-8")) if n["kind"] == "Node"]
+    out = k8s.gpu_nodes(list(reversed(nodes)))
+    assert [n["node"] for n in out] == sorted(n["metadata"]["name"] for n in nodes)
+    p5 = next(n for n in out if n["node"] == "p5-node-0")
+    assert p5 == {"node": "p5-node-0", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32}
+    assert all(isinstance(n["gpus"], int) and isinstance(n["efa"], int) for n in out)
+
+
+def test_gpu_nodes_without_labels_or_devices_counts_zero():
+    out = k8s.gpu_nodes([{"metadata": {"name": "cpu-1"}, "status": {"allocatable": {"cpu": "4", "nvidia.com/gpu": "n/a"}}},
+                         {"metadata": {"name": "b"}}])
+    assert out == [{"node": "b", "instance_type": "", "gpus": 0, "efa": 0},
+                   {"node": "cpu-1", "instance_type": "", "gpus": 0, "efa": 0}]
+
+
+def test_gpu_nodes_host_transport_is_the_inventory_host():
+    host = {"node": "gpu-box", "instance_type": "p5.48xlarge", "gpus": "8", "efa": None}
+    assert k8s.gpu_nodes([{"metadata": {"name": "ignored"}}], "host", host) == [
+        {"node": "gpu-box", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 0}]
+    assert k8s.gpu_nodes(None, "host") == [{"node": "", "instance_type": "", "gpus": 0, "efa": 0}]
+
+
+# --------------------------------------------------------------------------------------------- daemonset_summary
+
+
+def ds_result(name_contains, namespace, *daemonsets, label="NVIDIA device plugin"):
+    return {"item": {"name_contains": name_contains, "label": label, "namespace": namespace},
+            "resources": [{"metadata": {"name": n, "namespace": namespace}, "status": status} for n, status in daemonsets]}
+
+
+def test_daemonset_summary_adds_up_every_match():
+    result = ds_result("nvidia-device-plugin", "kube-system",
+                       ("nvidia-device-plugin-daemonset", {"desiredNumberScheduled": 2, "numberReady": 2}),
+                       ("nvidia-device-plugin-mps", {"desiredNumberScheduled": 1, "numberReady": 0}),
+                       ("aws-node", {"desiredNumberScheduled": 5, "numberReady": 5}))
+    assert k8s.daemonset_summary([result]) == [
+        {"name": "nvidia_device_plugin", "label": "NVIDIA device plugin", "namespace": "kube-system", "found": True,
+         "desired": 3, "ready": 2}]
+
+
+def test_daemonset_summary_none_found_and_missing_status():
+    missing = ds_result("efa", "kube-system", ("aws-node", {}), label="EFA")
+    no_status = {"item": {"name_contains": "efa", "label": "EFA", "namespace": "x"},
+                 "resources": [{"metadata": {"name": "aws-efa-k8s-device-plugin"}}]}
+    failed_read = {"item": {"name_contains": "efa", "label": "EFA", "namespace": "gone"}, "failed": True}
+    out = k8s.daemonset_summary([missing, no_status, failed_read])
+    assert [(o["found"], o["desired"], o["ready"]) for o in out] == [(False, 0, 0), (True, 0, 0), (False, 0, 0)]
+    assert k8s.daemonset_summary(None) == []
+
+
+def test_daemonset_summary_name_contains_is_a_regular_expression():
+    result = ds_result("^nvidia-.*plugin$", "kube-system", ("nvidia-device-plugin", {"desiredNumberScheduled": 1}),
+                       ("my-nvidia-device-plugin", {"desiredNumberScheduled": 1}))
+    (out,) = k8s.daemonset_summary([result])
+    assert out["desired"] == 1 and out["name"] == "_nvidia_plugin_"
+
+
+# --------------------------------------------------------------------------------------------- job_results
+
+
+def runner_job(name, kname):
+    return {"name": name, "definition": {"metadata": {"name": kname}}}
+
+
+def test_job_results_pair_each_job_with_its_state_and_log():
+    states = k8s.jobs_summary([job("rlsv-r-train-a", cond("Complete")), job("rlsv-r-train-b", cond("Failed"))],
+                              [done_pod("rlsv-r-train-a-x", labels={JOB_NAME_LABEL: "rlsv-r-train-a"}),
+                               done_pod("rlsv-r-train-b-y", "Failed", labels={JOB_NAME_LABEL: "rlsv-r-train-b"}, exit_code=1)],
+                              now=NOW)["states"]
+    logs = [{"item": {"name": "rlsv-r-train-b"}, "log": "Traceback\n", "failed": False},
+            {"item": {"name": "rlsv-r-train-a"}, "log": "step 1 done\n", "failed": False}]
+    out = k8s.job_results([runner_job("a", "rlsv-r-train-a"), runner_job("b", "rlsv-r-train-b")], states, logs)
+    assert set(out) == {"a", "b"}
+    assert out["a"]["state"]["complete"] and out["a"]["log"] == "step 1 done\n" and out["a"]["log_error"] == ""
+    assert out["b"]["state"]["failed"] and out["b"]["log"] == "Traceback\n"
+
+
+def test_job_results_a_failed_log_read_keeps_its_message():
+    logs = [{"item": {"name": "k"}, "failed": True, "msg": "pods \"k-x\" not found"}]
+    out = k8s.job_results([runner_job("a", "k")], [{"name": "k", "settled": True}], logs)
+    assert out["a"] == {"state": {"name": "k", "settled": True}, "log": "", "log_error": "pods \"k-x\" not found"}
+
+
+def test_job_results_a_job_the_api_did_not_return_and_without_pod():
+    out = k8s.job_results([runner_job("a", "k")], [], [])
+    assert out["a"]["state"] == k8s.NO_JOB_STATE
+    assert out["a"]["state"] is not k8s.NO_JOB_STATE
+    assert out["a"]["log"] == "" and "no pod of the Job was found" in out["a"]["log_error"]
+    assert k8s.job_results(None, None, None) == {}
+
+
+# --------------------------------------------------------------------------------------------- probe_not_started
+
+
+def test_probe_not_started_reports_the_pod_problem_with_its_events():
+    pods = [image_pod("rlsv-r-l1-a", labels={"rlstack.io/target": "p5-node-1"}),
+            ready_pod("rlsv-r-l1-b", labels={"rlstack.io/target": "p5-node-0"})]
+    states = k8s.pods_summary(pods, expected=2, now=NOW)["states"]
+    messages = [{"message": IMAGE_MSG}, {"message": IMAGE_MSG}, {"message": "Pulling image"}]
+    events = [{"item": {"pod": "rlsv-r-l1-a"}, "resources": messages}]
+    targets = [{"node": "p5-node-0"}, {"node": "p5-node-1"}]
+    out = k8s.probe_not_started(targets, {"p5-node-0": {"status": "ok"}}, states, events, 900)
+    assert list(out) == ["p5-node-1"]
+    outcome = out["p5-node-1"]
+    assert outcome["status"] == "not_started" and outcome["data"] is None
+    assert outcome["error"].startswith("ImagePullBackOff: ")
+    assert outcome["hint"] == k8s.HINTS["image"]
+    assert outcome["events"] == [IMAGE_MSG, "Pulling image"]
+
+
+def test_probe_not_started_without_a_problem_names_the_timeout_and_phase():
+    states = k8s.pods_summary([make_pod("rlsv-r-l1-a", "Pending", age_s=5.0, labels={"rlstack.io/target": "n-1"})],
+                              expected=1, now=NOW)["states"]
+    out = k8s.probe_not_started([{"node": "N_1"}, {"node": "n-2"}], {}, states, [], "900")
+    assert out["N_1"]["error"] == "the probe pod did not start within 900 s (Pending)"
+    assert out["n-2"]["error"] == "the probe pod did not start within 900 s (not created)"
+    assert out["n-2"]["events"] == [] and "image pull is slow" in out["n-2"]["hint"]
+    assert k8s.probe_not_started([{"node": "n"}], {"n": {}}, [], [], 900) == {}

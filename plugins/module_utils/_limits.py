@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one home of the run's thresholds and defaults that are not NCCL-specific (NCCL floors: _nccl*.py).
+
+Standard library only. Python reads the constants directly; task files and templates read them through
+the `rlstack.validation.limit` and `rlstack.validation.job_deadline_s` filters. Argument specs and
+`defaults/main.yml` files must hold literals: tests/unit/plugins/module_utils/test_limits.py keeps those
+copies and the table "Where thresholds live" in docs/verdicts.md equal to LIMITS.
+"""
+
+from __future__ import annotations
+
+# Smallest activeDeadlineSeconds of a Job: first pulls of 15-20 GB images take 5-10 minutes (seed pitfall 3).
+JOB_DEADLINE_FLOOR_S = 600
+# activeDeadlineSeconds of an L5/L6 Job when the level does not set one.
+JOB_DEADLINE_S = 3600
+# How long ImagePullBackOff / Unschedulable / CreateContainerConfigError may last before a wait stops on it:
+# a cluster autoscaler may be adding the node the pod waits for.
+PROBLEM_GRACE_S = 45
+# Longest wait for probe pods to start (first pulls of 15-20 GB images take 5-10 minutes).
+START_TIMEOUT_S = 900
+# Added to each wait's own bound in the run's lease (the anchor Job's deadline, runner/tasks/lease.yml).
+LEASE_MARGIN_S = 600
+# How long the objects of a failed level stay with validation_keep_failed.
+KEEP_FAILED_S = 14400
+# Slack on top of a probe's own watchdog for one exec round trip (runner/tasks/probe_kubernetes.yml).
+PROBE_EXEC_SLACK_S = 120
+
+# name -> value, as the `limit` filter and the tests read them.
+LIMITS = {
+    "job_deadline_floor_s": JOB_DEADLINE_FLOOR_S,
+    "job_deadline_s": JOB_DEADLINE_S,
+    "problem_grace_s": PROBLEM_GRACE_S,
+    "start_timeout_s": START_TIMEOUT_S,
+    "lease_margin_s": LEASE_MARGIN_S,
+    "keep_failed_s": KEEP_FAILED_S,
+    "probe_exec_slack_s": PROBE_EXEC_SLACK_S,
+}
+
+
+class LimitError(ValueError):
+    """An unknown limit name or a value that is not a number of seconds."""
+
+
+def limit(name):
+    """The value of one limit by its name in LIMITS; LimitError names the known ones otherwise."""
+    try:
+        return LIMITS[str(name)]
+    except KeyError:
+        raise LimitError("unknown limit %r; known: %s" % (name, ", ".join(sorted(LIMITS)))) from None
+
+
+def grace_s(value=None):
+    """The problem grace period in seconds: `value` when given, else PROBLEM_GRACE_S."""
+    if value is None or value == "":
+        return float(PROBLEM_GRACE_S)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise LimitError("the problem grace period must be a number of seconds, not %r" % (value,)) from None
+
+
+def job_deadline_s(value=None):
+    """A Job's activeDeadlineSeconds: `value` (JOB_DEADLINE_S when None or empty), at least JOB_DEADLINE_FLOOR_S."""
+    if value is None or value == "":
+        value = JOB_DEADLINE_S
+    try:
+        seconds = int(float(value))
+    except (TypeError, ValueError):
+        raise LimitError("a Job deadline must be a number of seconds, not %r" % (value,)) from None
+    return max(seconds, JOB_DEADLINE_FLOOR_S)
