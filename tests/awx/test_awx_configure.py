@@ -122,6 +122,11 @@ def test_controller_auth_comes_from_the_environment(stub_run):
         assert "controller_username" not in call["args"] and "controller_password" not in call["args"]
 
 
+def _shown(stdout):
+    """A message as the YAML result format prints it, unwrapped: single quotes doubled, lines folded."""
+    return " ".join(stdout.replace("''", "'").split())
+
+
 def test_credentials_only_with_their_environment(stub_run):
     proc, calls = stub_run
     creds = _calls(calls, "credential")
@@ -131,7 +136,7 @@ def test_credentials_only_with_their_environment(stub_run):
     assert creds[0]["update_secrets"] is False
     assert creds[0]["credential_type"] == "OpenShift or Kubernetes API Bearer Token"
     assert ("Credential 'rlstack EKS' not created or updated: set RLSTACK_EKS_ENDPOINT, RLSTACK_EKS_CA_DATA, "
-            "RLSTACK_EKS_AWS_ACCESS_KEY_ID") in " ".join(proc.stdout.split())
+            "RLSTACK_EKS_AWS_ACCESS_KEY_ID") in _shown(proc.stdout)
 
 
 def test_credential_type_templates_reach_awx_untemplated(stub_run):
@@ -163,7 +168,7 @@ def test_job_templates_as_sent(stub_run):
     for jt in DATA["awx_job_templates"]:
         if not (ROOT / jt["playbook"]).is_file():
             assert jt["name"] not in sent
-            assert f"Job template '{jt['name']}' not created or updated" in proc.stdout
+            assert f"Job template '{jt['name']}' not created or updated" in _shown(proc.stdout)
             continue
         args = sent[jt["name"]]
         assert args["playbook"] == jt["playbook"] and args["inventory"] == DATA["awx_default_cluster"]
