@@ -263,7 +263,7 @@ def test_kueue_and_efa_claim_manifests_validate(tmp_path):
     the Kubernetes and MPIJob schemas."""
     run = run_local(["-i", str(INVENTORY), "-e", "validation_kueue_queue=team-a", "-e",
                      '{"runner_efa_request": {"mode": "dra", "device_class": "efa.networking.k8s.aws"}}'], tmp_path)
-    row = run.row("local_manifests")
+    row = run.row("local_rendered")
     assert row["status"] == "PASS", run.explain()
     nodes = [c["node"] for c in row["checks"]]
     assert "L3 nccl-tests MPIJob" in nodes and any(n.startswith("L5 train ") for n in nodes)
