@@ -5,6 +5,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 SIM_SCENARIO ?= healthy
+SIM_NODES ?= 2
 INVENTORY ?= inventories/sim
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
@@ -33,7 +34,7 @@ sim-build:
 	bash sim/build.sh
 
 sim-up: venv
-	$(BIN)/python sim/simctl.py up --scenario $(SIM_SCENARIO)
+	$(BIN)/python sim/simctl.py up --scenario $(SIM_SCENARIO) --nodes $(SIM_NODES)
 
 sim-scenario: venv
 	$(BIN)/python sim/simctl.py scenario $(SIM_SCENARIO)

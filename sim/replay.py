@@ -24,8 +24,22 @@ def variant_for(probe: str, node: str, scenario: str) -> str:
     except ImportError:  # pragma: no cover
         table = {}
     replay = (table.get(scenario) or {}).get("replay") or {}
-    per_node = replay.get(probe) or {}
-    return per_node.get(node) or per_node.get("*") or "healthy"
+    return node_variant(replay.get(probe) or {}, node)
+
+
+def node_variant(per_node: dict, node: str) -> str:
+    """The variant a scenario gives `node`: an exact name first, then a key that lists it or matches it.
+
+    A key is a node name, a comma-separated list of names, a shell pattern (`p5-node-1?`) or `*`, so a
+    scenario can target any node or set of nodes of a cluster grown with SIM_NODES.
+    """
+    import fnmatch
+    if node in per_node:
+        return per_node[node]
+    for key, variant in per_node.items():
+        if key != "*" and any(fnmatch.fnmatchcase(node, part.strip()) for part in str(key).split(",")):
+            return variant
+    return per_node.get("*") or "healthy"
 
 
 def adapt(text, probe, params, node):

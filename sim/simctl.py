@@ -4,7 +4,7 @@ A real control plane (etcd, kube-apiserver, kube-controller-manager, kube-schedu
 kwok faking GPU nodes and kubelets, the real Kubeflow MPI operator running outside the cluster, and a
 small node runtime that answers `exec` and `logs` with outputs recorded on real GPU machines.
 
-    simctl.py up [--scenario NAME]     start (or reuse) the cluster, apply the scenario
+    simctl.py up [--scenario NAME] [--nodes N]   start (or reuse) the cluster with N p5 nodes, apply the scenario
     simctl.py scenario NAME            switch the scenario of a running cluster
     simctl.py down                     stop every process by its recorded pid and remove the state
     simctl.py status                   show what runs
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import json
 import os
 import shutil
 import signal
@@ -35,6 +36,7 @@ ROLE_LABEL = "training.kubeflow.org/job-role"
 EXAMPLE_LABEL = "rlstack.io/example"  # the L5/L6 example a Job pod runs (runner templates/job.yml.j2)
 SYSTEM_NAMESPACES = {"kube-system", "kube-public", "kube-node-lease", "gpu-operator", "mpi-operator"}
 T0 = time.monotonic()
+MAX_P5_NODES = 1024
 
 
 def log(msg: str) -> None:
@@ -404,9 +406,39 @@ def ensure_built() -> Path:
     return bins
 
 
-def up(scenario: str) -> None:
+def cluster_nodes(p5_nodes: int) -> list:
+    """The cluster's Node objects: sim/cluster/nodes.yaml, its p5.48xlarge nodes grown to `p5_nodes`.
+
+    Extra p5 nodes are copies of p5-node-0 named p5-node-<i>, each with its own /24 pod CIDR out of
+    10.65.0.0/16 and up (the file's own nodes keep 10.64.x.0/24); the probe replay finds their
+    recordings by instance type, so every copy answers like a healthy p5 unless a scenario names it.
+    """
+    if not 1 <= p5_nodes <= MAX_P5_NODES:
+        die(f"SIM_NODES must be between 1 and {MAX_P5_NODES}, not {p5_nodes}")
+    objs = load_yaml_docs(SIM / "cluster" / "nodes.yaml")
+    p5 = [o for o in objs if o["metadata"]["labels"].get("node.kubernetes.io/instance-type") == "p5.48xlarge"]
+    rest = [o for o in objs if o not in p5]
+    template = p5[0]
+    out = p5[:p5_nodes]
+    for i in range(len(out), p5_nodes):
+        node = json.loads(json.dumps(template))
+        name = f"p5-node-{i}"
+        cidr = f"10.{65 + i // 256}.{i % 256}.0/24"
+        node["metadata"]["name"] = name
+        node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+        node["spec"]["podCIDR"] = cidr
+        node["spec"]["podCIDRs"] = [cidr]
+        out.append(node)
+    return out + rest
+
+
+def up(scenario: str, p5_nodes: int = 2) -> None:
     bins = ensure_built()
     if cluster_running() and (STATE / "ready").exists():
+        running = int((STATE / "nodes").read_text()) if (STATE / "nodes").exists() else 2
+        if running != p5_nodes:
+            die(f"the running simulated cluster has {running} p5 nodes, not {p5_nodes}; "
+                "stop it first with `make sim-down`")
         log("cluster already running; reusing it")
         ensure_processes(bins)
         apply_scenario(scenario)
@@ -448,15 +480,17 @@ def up(scenario: str) -> None:
     ext = client.ApiextensionsV1Api(api)
     ext.create_custom_resource_definition(crd)
 
-    log("creating nodes: 2 x p5.48xlarge, 2 x g6.8xlarge, 1 system node")
-    for obj in load_yaml_docs(SIM / "cluster" / "nodes.yaml"):
+    nodes = cluster_nodes(p5_nodes)
+    log(f"creating nodes: {p5_nodes} x p5.48xlarge, 2 x g6.8xlarge, 1 system node")
+    for obj in nodes:
         apply(dyn, obj)
+    (STATE / "nodes").write_text(f"{p5_nodes}\n")
 
     def nodes_ready():
-        nodes = core.list_node().items
-        return len(nodes) == 5 and all(any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
-                                       for n in nodes)
-    wait_for("5 Ready nodes", nodes_ready, 60)
+        got = core.list_node().items
+        return len(got) == len(nodes) and all(
+            any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])) for n in got)
+    wait_for(f"{len(nodes)} Ready nodes", nodes_ready, 60 + len(nodes) // 2)
 
     def crd_established():
         got = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
@@ -696,6 +730,8 @@ def main() -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_up = sub.add_parser("up")
     p_up.add_argument("--scenario", default=os.environ.get("SIM_SCENARIO") or "healthy")
+    p_up.add_argument("--nodes", type=int, default=int(os.environ.get("SIM_NODES") or 2),
+                      help="number of p5.48xlarge nodes (default 2, or $SIM_NODES)")
     p_sc = sub.add_parser("scenario")
     p_sc.add_argument("name")
     sub.add_parser("down")
@@ -711,7 +747,7 @@ def main() -> int:
         if name not in scenarios():
             die(f"unknown scenario {name!r}; known: {', '.join(scenarios())}")
     if args.cmd == "up":
-        up(args.scenario)
+        up(args.scenario, args.nodes)
     elif args.cmd == "scenario":
         if not cluster_running():
             die("the simulated cluster is not running; start it with `make sim-up`")
