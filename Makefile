@@ -16,7 +16,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
 	@echo "make test     run every test (lint, sanity, unit, simulated cluster, molecule)"
-	@echo "make sim-up [SIM_SCENARIO=healthy] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
+	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
 
 venv: $(VENV)/.installed
 
