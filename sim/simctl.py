@@ -34,6 +34,8 @@ MANAGED = {"app.kubernetes.io/managed-by": "rlstack.validation"}
 LEVEL_LABEL = "rlstack.io/level"
 ROLE_LABEL = "training.kubeflow.org/job-role"
 EXAMPLE_LABEL = "rlstack.io/example"  # the L5/L6 example a Job pod runs (runner templates/job.yml.j2)
+COMPONENT_LABEL = "app.kubernetes.io/component"
+PROBE_DONE = "sim.rlstack.io/probe-done"
 SYSTEM_NAMESPACES = {"kube-system", "kube-public", "kube-node-lease", "gpu-operator", "mpi-operator"}
 T0 = time.monotonic()
 MAX_P5_NODES = 1024
@@ -508,6 +510,12 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         {"key": ".status.phase", "operator": "In", "values": ["Running"]},
         {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]},
         terminated("Succeeded", 0, "Completed"), weight=0, scenario=False))
+    # A probe pod ends once the node runtime has run its command and written its log (probe-as-entrypoint).
+    apply(dyn, stage("sim-probe-complete", {"matchExpressions": [
+        {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+        {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+        {"key": f'.metadata.annotations["{PROBE_DONE}"]', "operator": "In", "values": ["true"]}]},
+        terminated("Succeeded", 0, "Completed"), weight=0, scenario=False))
     apply_scenario(scenario, dyn, core)
     ensure_processes(bins)
 
@@ -641,9 +649,49 @@ def log_source(pod, scenario: str) -> Path | None:
     return SIM / "replay" / "logs" / name if name else None
 
 
+def is_probe_pod(pod) -> bool:
+    containers = pod.spec.containers or []
+    return ((pod.metadata.labels or {}).get(COMPONENT_LABEL) == "probe" and bool(containers)
+            and (containers[0].command or [])[:1] == ["sh"])
+
+
+def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
+    apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+                "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+                "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
+
+
+def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
+    """Run a probe pod's command as a kubelet would (replayed python3 on PATH); its output is the pod's log."""
+    ns, name = pod.metadata.namespace, pod.metadata.name
+    container = pod.spec.containers[0]
+    env = {"HOME": str(STATE / "exec"), "LANG": "C.UTF-8"}
+    env.update({e["name"]: e["value"] for e in envs})
+    env.update({e.name: e.value for e in (container.env or []) if e.value is not None})
+    env["NODE_NAME"] = pod.spec.node_name
+    env["PATH"] = next(e["value"] for e in envs if e["name"] == "PATH")
+    try:
+        proc = subprocess.run(list(container.command or []) + list(container.args or []), env=env,
+                              cwd=STATE / "exec", capture_output=True, timeout=120, check=False)
+        text = proc.stdout.decode("utf-8", errors="replace") + proc.stderr.decode("utf-8", errors="replace")
+    except subprocess.TimeoutExpired:
+        text = "sim: the probe command ran past 120 s\n"
+    raw = dest.with_suffix(".raw")
+    raw.write_text(text)
+    cri_log(raw, dest)
+    logs_object(dyn, ns, name, owner, dest)
+    try:  # the sim-probe-complete stage ends pods marked so
+        client, api, _dyn = clients()
+        client.CoreV1Api(api).patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
+    except Exception as exc:  # the pod may be gone already
+        print(f"runtime: marking {ns}/{name} done: {type(exc).__name__}: {exc}", flush=True)
+
+
 def runtime() -> None:
     """Give every pod on a simulated node an Exec (replayed probes) and a Logs object (recorded logs)."""
+    import concurrent.futures
     from kubernetes import watch
+    probes = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="probe-pod")
     client, api, dyn = clients()
     core = client.CoreV1Api(api)
     node_types = {}
@@ -669,15 +717,19 @@ def runtime() -> None:
                 apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
                             "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
                             "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
-                source = log_source(pod, scenario)
                 dest = STATE / "podlogs" / f"{ns}_{name}.log"
+                if is_probe_pod(pod):
+                    # A probe pod's entrypoint is its probe: run that command here (python3 is the
+                    # replayer), make its output the pod's log, then let the sim-probe-complete stage end it.
+                    probes.submit(run_probe_pod, pod, envs, dest, dyn, owner)
+                    done.add(key)
+                    continue
+                source = log_source(pod, scenario)
                 if source is not None:
                     cri_log(source, dest)
                 else:
                     dest.write_text("")
-                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
-                            "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
+                logs_object(dyn, ns, name, owner, dest)
                 done.add(key)
         except Exception as exc:  # keep serving: the API server may restart or a watch may expire
             print(f"runtime: {type(exc).__name__}: {exc}", flush=True)

@@ -91,6 +91,17 @@ def probe_output(result):
     return out
 
 
+def probe_command(launcher, script, params=None):
+    """The container command of a probe pod that runs `launcher script params` as its entrypoint."""
+    return k8s.probe_command(_plain(launcher), _plain(script), _plain(params or {}))
+
+
+def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None):
+    """Every target's probe outcome from the probe pods' logs and the start wait's pod states."""
+    return k8s.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or {}),
+                             _plain(start_timeout_s), _plain(finish_timeout_s))
+
+
 def dns_label(text, max_len=63):
     return k8s.dns_label(text, int(max_len))
 
@@ -135,6 +146,8 @@ class FilterModule:
             "jobs_summary": jobs_summary,
             "mpijob_state": mpijob_state,
             "probe_output": probe_output,
+            "probe_command": probe_command,
+            "probe_results": probe_results,
             "dns_label": dns_label,
             "label_value": label_value,
             "validation_plan": validation_plan,

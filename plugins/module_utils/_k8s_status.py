@@ -411,6 +411,30 @@ def jobs_summary(jobs, pods, grace_s=PROBLEM_GRACE_S, now=None, workloads=None):
 
 
 RC_MARKER = "__rlstack_rc="
+STDOUT_MARKER = "__rlstack_stdout__"
+# A probe pod runs its probe as its entrypoint and prints everything into its log: the probe's stderr,
+# a marker line, its stdout (the JSON result last), then its exit code. Reading the log needs only
+# pods/log, and a pod's log is one GET, so every node's result is read in parallel (docs/architecture.md).
+# $1 is the launcher (word-split on purpose: "torchrun --nproc_per_node=8"), $2 the script, $3 the JSON.
+PROBE_ENTRYPOINT = ('d=$(mktemp -d 2>/dev/null || echo /tmp); $1 "$2" "$3" >"$d/out" 2>"$d/err"; rc=$?; '
+                    'cat "$d/err"; echo ' + STDOUT_MARKER + '; cat "$d/out"; echo ' + RC_MARKER + '$rc')
+
+
+def probe_command(launcher, script, params):
+    """The container command of a probe pod: run `launcher script params-json` as PROBE_ENTRYPOINT says."""
+    return ["sh", "-c", PROBE_ENTRYPOINT, "probe", str(launcher), str(script),
+            json.dumps(params if params is not None else {}, sort_keys=True)]
+
+
+def split_probe_log(log):
+    """A probe pod's log to (stdout, stderr); a log without the marker (cut short) is all stdout."""
+    text = log or ""
+    head, sep, tail = text.partition(STDOUT_MARKER + "\n")
+    if not sep:
+        head, sep, tail = text.partition(STDOUT_MARKER)
+    if not sep:
+        return text, ""
+    return tail, head
 
 
 def probe_output(stdout, rc=None, stderr=""):
@@ -597,3 +621,55 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s):
                 seen.append(message)
         out[node] = {"status": "not_started", "data": None, "error": error, "hint": hint, "events": seen}
     return out
+
+
+def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None):
+    """Every target's probe outcome, from the probe pods' logs (rlstack.validation.pod_logs) and states.
+
+    logs: pod_logs' `pods`; targets: [{node, ...}]; start: pods_summary of the wait (its `states` say
+    which pods never ran and why); events: {pod name: [event messages]}. Returns {node: outcome} with
+    outcome = {status: ok|crashed|no_output|not_started|timed_out, data, error, hint, events, ...}; the
+    contract is in docs/probes.md.
+    """
+    events = events or {}
+    states = {s.get("target"): s for s in (start or {}).get("states") or []}
+    read = {}
+    for entry in logs or []:
+        read[(entry.get("labels") or {}).get(TARGET_LABEL, "")] = entry
+    results = {}
+    for target in targets or []:
+        node = target.get("node", "")
+        label = dns_label(node)
+        state = states.get(label) or {}
+        entry = read.get(label)
+        phase = (entry or {}).get("phase") or state.get("phase") or ""
+        if entry is not None and phase in ("Succeeded", "Failed", "Running") and (entry.get("log") or not
+                                                                                  entry.get("error")):
+            stdout, stderr = split_probe_log(entry.get("log") or "")
+            out = probe_output(stdout, stderr=stderr)
+            if phase == "Running":
+                out.update(status="timed_out", error="the probe was still running after %s s; its watchdog did "
+                           "not stop it" % (finish_timeout_s or "the"), hint="read the probe pod's log; the node "
+                           "may hang on a GPU or storage call")
+            elif phase == "Failed" and out["status"] == "ok":
+                problem = state.get("problem") or {}
+                out.update(status="crashed", error="the probe pod failed (%s)" % (
+                    problem.get("message") or problem.get("reason") or "exit code %s" % entry.get("exit_code")))
+            results[node] = out
+            continue
+        if entry is not None and entry.get("error") and phase in ("Succeeded", "Failed"):
+            results[node] = {"status": "no_output", "data": None, "rc": None,
+                             "error": "the probe pod's log could not be read: %s" % entry["error"],
+                             "hint": "the collection needs get on pods/log in the run's namespace (docs/security.md)",
+                             "events": []}
+            continue
+        problem = state.get("problem")
+        results[node] = {
+            "status": "not_started", "data": None,
+            "error": ("%s: %s" % (problem.get("reason"), problem.get("message"))) if problem else
+                     "the probe pod did not start within %s s (%s)" % (start_timeout_s, phase or "not created"),
+            "hint": problem.get("hint") if problem and problem.get("hint") else
+                    "the node may be out of GPUs or the image pull is slow; check the pod events",
+            "events": sorted(set(events.get(state.get("pod", ""), []))),
+        }
+    return results

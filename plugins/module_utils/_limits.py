@@ -25,8 +25,8 @@ START_TIMEOUT_S = 900
 LEASE_MARGIN_S = 600
 # How long the objects of a failed level stay with validation_keep_failed.
 KEEP_FAILED_S = 14400
-# Slack on top of a probe's own watchdog for one exec round trip (runner/tasks/probe_kubernetes.yml).
-PROBE_EXEC_SLACK_S = 120
+# Slack on top of a probe's own watchdog for its pod to end and its log to be read (runner/tasks/probe_kubernetes.yml).
+PROBE_SLACK_S = 120
 
 # name -> value, as the `limit` filter and the tests read them.
 LIMITS = {
@@ -36,7 +36,7 @@ LIMITS = {
     "start_timeout_s": START_TIMEOUT_S,
     "lease_margin_s": LEASE_MARGIN_S,
     "keep_failed_s": KEEP_FAILED_S,
-    "probe_exec_slack_s": PROBE_EXEC_SLACK_S,
+    "probe_slack_s": PROBE_SLACK_S,
 }
 
 

@@ -30,6 +30,7 @@ RANGES = {
     "validation_api_read_timeout_s": (1, 3600),
     "validation_host_efa": (0, 64),
     "validation_host_gpus": (0, 64),
+    "validation_probe_concurrency": (1, 256),
     "l1_runtime_gpus": (0, 64),
     "l3_multi_gpu_gpus": (0, 64),
     "l4_rollout_gpus": (0, 64),

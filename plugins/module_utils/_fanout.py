@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Run one call per item with a bounded number in flight and one deadline for all (standard library only).
+
+Used to read many pods' logs at once: the API server sees at most `workers` requests of the run at a
+time, and a stalled request cannot hold the run past the deadline.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+
+def bounded_map(call, items, workers=16, deadline_s=60.0, clock=time.monotonic):
+    """Call `call(item)` for every item, at most `workers` at a time, all within `deadline_s` seconds.
+
+    Returns one entry per item, in the order of `items`: {"item", "ok", "value", "error", "timed_out"}.
+    An exception becomes ok=False with its text in `error`; an item still running or not yet started
+    at the deadline becomes timed_out=True (its thread is left to finish on its own: Python threads
+    cannot be killed, so calls must carry their own request timeout too).
+    """
+    items = list(items)
+    workers = max(1, min(int(workers), len(items) or 1))
+    out = [{"item": item, "ok": False, "value": None, "error": "", "timed_out": False} for item in items]
+    if not items:
+        return out
+    end = clock() + max(0.0, float(deadline_s))
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rlsv-fanout")
+    try:
+        futures = {pool.submit(call, item): i for i, item in enumerate(items)}
+        pending = set(futures)
+        while pending:
+            left = end - clock()
+            if left <= 0:
+                break
+            done, pending = concurrent.futures.wait(pending, timeout=left,
+                                                    return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                entry = out[futures[future]]
+                try:
+                    entry["value"] = future.result()
+                    entry["ok"] = True
+                except Exception as exc:  # one failed call must not hide the others' results
+                    entry["error"] = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
+        for future in pending:
+            future.cancel()
+            entry = out[futures[future]]
+            entry["timed_out"] = True
+            entry["error"] = "no answer within %.0f s" % float(deadline_s)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return out

@@ -1,0 +1,189 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pod_logs
+short_description: Read the logs of many pods at once, with a bound on requests in flight and on time
+description:
+  - Lists the pods of O(namespace) that O(label_selectors) select (or those named in O(names)) and reads
+    each pod's log, at most O(concurrency) requests at a time, every request bounded by
+    O(request_timeout_s) and all of them by O(deadline_s).
+  - Made for the probe pods of the collection, which print their result into their log (one pod per node);
+    reading 256 logs takes about as long as reading a few. It needs C(get) and C(list) on C(pods) and C(get) on
+    C(pods/log), not C(pods/exec).
+  - Read-only; always returns C(changed=false).
+author:
+  - rlstack.validation maintainers (@rlstack)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  namespace:
+    description: Namespace of the pods.
+    type: str
+    required: true
+  label_selectors:
+    description: Label selectors (C(key=value)) the pods must all match.
+    type: list
+    elements: str
+    default: []
+  names:
+    description: Names of the pods to read; with O(label_selectors), only pods that match both.
+    type: list
+    elements: str
+    default: []
+  container:
+    description: Container whose log is read; the pod's first container when omitted.
+    type: str
+  concurrency:
+    description: The most log requests in flight at once.
+    type: int
+    default: 16
+  request_timeout_s:
+    description: Connect and read timeout of each request to the API server, in seconds.
+    type: int
+    default: 30
+  deadline_s:
+    description: Time for all the log reads together, in seconds; pods not read by then are returned with an error.
+    type: int
+    default: 120
+  limit_bytes:
+    description: The most bytes read of each log (the end of a probe's log holds its result, so keep it generous).
+    type: int
+    default: 4194304
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; it behaves the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is no diff.
+seealso:
+  - module: kubernetes.core.k8s_log
+"""
+
+EXAMPLES = r"""
+- name: Read every probe pod's result of this run
+  rlstack.validation.pod_logs:
+    namespace: gpu-validation
+    label_selectors:
+      - rlstack.io/run=20261201-1907-ab12
+      - app.kubernetes.io/component=probe
+    concurrency: 16
+  register: probe_logs
+"""
+
+RETURN = r"""
+pods:
+  description: One entry per pod, in name order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name: {description: Pod name., type: str, returned: always}
+    node: {description: Node the pod ran on (empty when it never was scheduled)., type: str, returned: always}
+    labels: {description: The pod's labels., type: dict, returned: always}
+    phase: {description: The pod's phase when it was listed., type: str, returned: always}
+    exit_code: {description: Exit code of the container when it terminated, else null., type: int, returned: always}
+    log: {description: The log text (empty when it could not be read)., type: str, returned: always}
+    error: {description: Why the log could not be read, empty when it was., type: str, returned: always}
+elapsed_s:
+  description: Seconds the reads took together.
+  returned: always
+  type: float
+"""
+
+import copy
+import time
+
+from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map
+
+try:
+    import kubernetes
+except ImportError:  # reported by AnsibleK8SModule
+    kubernetes = None
+
+
+def argspec():
+    spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec.update(
+        namespace=dict(type="str", required=True),
+        label_selectors=dict(type="list", elements="str", default=[]),
+        names=dict(type="list", elements="str", default=[]),
+        container=dict(type="str"),
+        concurrency=dict(type="int", default=16),
+        request_timeout_s=dict(type="int", default=30),
+        deadline_s=dict(type="int", default=120),
+        limit_bytes=dict(type="int", default=4194304),
+    )
+    return spec
+
+
+def _core_api(k8s_client, pool_size):
+    """A CoreV1Api on the module's own configuration, with a connection pool as big as the fan-out."""
+    configuration = copy.copy(k8s_client.configuration)
+    configuration.connection_pool_maxsize = max(int(pool_size), 1)
+    api_client = kubernetes.client.ApiClient(configuration)
+    api_client.default_headers.update(getattr(k8s_client.client.client, "default_headers", {}) or {})
+    return kubernetes.client.CoreV1Api(api_client)
+
+
+def _exit_code(pod):
+    for status in (pod.status.container_statuses or []) if pod.status else []:
+        terminated = status.state.terminated if status.state else None
+        if terminated is not None:
+            return terminated.exit_code
+    return None
+
+
+def execute(module, core):
+    params = module.params
+    timeout = (max(params["request_timeout_s"], 1), max(params["request_timeout_s"], 1))
+    listed = core.list_namespaced_pod(params["namespace"], label_selector=",".join(params["label_selectors"]),
+                                      _request_timeout=timeout).items
+    wanted = set(params["names"])
+    pods = sorted((p for p in listed if not wanted or p.metadata.name in wanted), key=lambda p: p.metadata.name)
+
+    def read(pod):
+        kwargs = {"_request_timeout": timeout, "limit_bytes": params["limit_bytes"]}
+        if params["container"]:
+            kwargs["container"] = params["container"]
+        return core.read_namespaced_pod_log(pod.metadata.name, params["namespace"], **kwargs)
+
+    t0 = time.monotonic()
+    reads = bounded_map(read, pods, workers=params["concurrency"], deadline_s=params["deadline_s"])
+    out = []
+    for entry in reads:
+        pod = entry["item"]
+        out.append({"name": pod.metadata.name, "node": (pod.spec.node_name or "") if pod.spec else "",
+                    "labels": dict(pod.metadata.labels or {}), "phase": (pod.status.phase or "") if pod.status else "",
+                    "exit_code": _exit_code(pod), "log": entry["value"] or "" if entry["ok"] else "",
+                    "error": "" if entry["ok"] else entry["error"]})
+    return {"changed": False, "pods": out, "elapsed_s": round(time.monotonic() - t0, 3)}
+
+
+def main():
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
+    try:
+        k8s_client = get_api_client(module=module)
+        core = _core_api(k8s_client, module.params["concurrency"])
+        module.exit_json(**execute(module, core))
+    except CoreException as exc:
+        module.fail_from_exception(exc)
+    except kubernetes.client.exceptions.ApiException as exc:
+        module.fail_json(msg="reading the pods' logs in namespace %s failed: %s %s"
+                         % (module.params["namespace"], exc.status, exc.reason))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""bounded_map: order, concurrency bound, errors and the shared deadline."""
+import threading
+import time
+
+from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map
+
+
+def test_results_keep_the_order_of_the_items():
+    out = bounded_map(lambda x: x * 2, [3, 1, 2], workers=3)
+    assert [e["value"] for e in out] == [6, 2, 4]
+    assert all(e["ok"] and not e["timed_out"] for e in out)
+
+
+def test_no_more_than_workers_calls_are_in_flight():
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def call(_):
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+
+    bounded_map(call, range(40), workers=4, deadline_s=30)
+    assert state["peak"] == 4
+
+
+def test_an_exception_is_reported_for_its_item_only():
+    def call(x):
+        if x == 2:
+            raise ValueError("bad pod")
+        return x
+
+    out = bounded_map(call, [1, 2, 3], workers=2)
+    assert [e["ok"] for e in out] == [True, False, True]
+    assert out[1]["error"] == "ValueError: bad pod"
+    assert out[2]["value"] == 3
+
+
+def test_calls_past_the_deadline_are_timed_out_and_the_map_returns_on_time():
+    release = threading.Event()
+
+    def call(x):
+        if x == "stuck":
+            release.wait(5)
+        return x
+
+    t0 = time.monotonic()
+    out = bounded_map(call, ["a", "stuck", "b"], workers=3, deadline_s=0.3)
+    elapsed = time.monotonic() - t0
+    release.set()
+    assert elapsed < 2
+    assert [e["timed_out"] for e in out] == [False, True, False]
+    assert out[1]["error"] == "no answer within 0 s" or out[1]["error"].startswith("no answer within")
+
+
+def test_no_items_and_odd_worker_counts():
+    assert bounded_map(lambda x: x, []) == []
+    assert bounded_map(lambda x: x, [1], workers=0)[0]["value"] == 1

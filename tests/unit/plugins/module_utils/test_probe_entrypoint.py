@@ -1,0 +1,121 @@
+"""Probe pods run the probe as their entrypoint: the command, its log, and the outcome per target."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+
+
+def run_entrypoint(tmp_path, body, params=None, launcher=sys.executable):
+    script = tmp_path / "probe_x.py"
+    script.write_text(body)
+    cmd = k8s.probe_command(launcher, str(script), params or {"node": "n1"})
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    # a pod's log holds stdout and stderr of the container together
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def outcome(log):
+    stdout, stderr = k8s.split_probe_log(log)
+    return k8s.probe_output(stdout, stderr=stderr)
+
+
+def test_the_command_runs_the_probe_with_its_params_and_reports_its_exit_code(tmp_path):
+    rc, log = run_entrypoint(tmp_path, (
+        "import json, sys\n"
+        "params = json.loads(sys.argv[1])\n"
+        "print('warming up', file=sys.stderr)\n"
+        "print(json.dumps({'node': params['node'], 'ok': True}))\n"
+        "print('late noise on stderr', file=sys.stderr)\n"
+        "sys.exit(3)\n"), {"node": "p5-node-7"})
+    assert rc == 0  # the pod itself ends cleanly; the probe's code travels in the log
+    stdout, stderr = k8s.split_probe_log(log)
+    assert "warming up" in stderr and "late noise on stderr" in stderr
+    out = k8s.probe_output(stdout, stderr=stderr)
+    assert out["rc"] == 3
+    assert out["data"] == {"node": "p5-node-7", "ok": True}
+    assert out["status"] == "crashed"
+
+
+def test_a_healthy_probe_is_ok(tmp_path):
+    _rc, log = run_entrypoint(tmp_path, "import json\nprint(json.dumps({'gpus': 8}))\n")
+    stdout, stderr = k8s.split_probe_log(log)
+    out = k8s.probe_output(stdout, stderr=stderr)
+    assert out["status"] == "ok" and out["rc"] == 0 and out["data"] == {"gpus": 8}
+
+
+def test_a_launcher_of_several_words_is_split_into_arguments(tmp_path):
+    _rc, log = run_entrypoint(tmp_path, "import json, sys\nprint(json.dumps({'argv': sys.argv[1:]}))\n",
+                              params={"a": 1}, launcher=sys.executable + " -X utf8")
+    out = outcome(log)
+    assert out["data"]["argv"] == [json.dumps({"a": 1})]
+
+
+def test_a_log_cut_short_before_the_marker_is_all_stdout():
+    assert k8s.split_probe_log("partial line") == ("partial line", "")
+    assert k8s.split_probe_log("") == ("", "")
+    assert k8s.split_probe_log(None) == ("", "")
+
+
+def pod_log(target, phase="Succeeded", log=None, error=""):
+    if log is None:
+        log = "noise\n%s\n%s\n%s0\n" % (k8s.STDOUT_MARKER, json.dumps({"node": target}), k8s.RC_MARKER)
+    return {"name": "rlsv-x-" + target, "labels": {k8s.TARGET_LABEL: k8s.dns_label(target)}, "phase": phase,
+            "log": log, "error": error, "exit_code": 0}
+
+
+def start(*states):
+    return {"states": [dict({"problem": None, "pod": "rlsv-x-" + s["target"]}, **s) for s in states]}
+
+
+TARGETS = [{"node": "p5-node-0"}, {"node": "p5-node-1"}, {"node": "P5_Node.2"}]
+
+
+def test_every_target_gets_an_outcome():
+    logs = [pod_log("p5-node-0"), pod_log("p5-node-1", phase="Running", log=""),
+            pod_log("P5_Node.2")]
+    res = k8s.probe_results(logs, TARGETS, start({"target": "p5-node-0", "phase": "Succeeded"}), {}, 900, 1000)
+    assert res["p5-node-0"]["status"] == "ok" and res["p5-node-0"]["data"] == {"node": "p5-node-0"}
+    assert res["p5-node-1"]["status"] == "timed_out"
+    assert "still running after 1000 s" in res["p5-node-1"]["error"]
+    # the target label is the node name as a DNS label; the outcome is keyed by the inventory's name
+    assert res["P5_Node.2"]["status"] == "ok"
+
+
+def test_pods_that_never_ran_are_not_started_with_the_problem_and_events():
+    problem = {"kind": "image", "reason": "ImagePullBackOff", "message": "not found", "hint": "check the image"}
+    st = start({"target": "p5-node-0", "phase": "Pending", "problem": problem},
+               {"target": "p5-node-1", "phase": "Pending"})
+    events = {"rlsv-x-p5-node-0": ["Back-off pulling", "Back-off pulling"]}
+    res = k8s.probe_results([], TARGETS[:2], st, events, 900)
+    assert res["p5-node-0"] == {"status": "not_started", "data": None, "error": "ImagePullBackOff: not found",
+                                "hint": "check the image", "events": ["Back-off pulling"]}
+    assert res["p5-node-1"]["error"] == "the probe pod did not start within 900 s (Pending)"
+    assert "out of GPUs" in res["p5-node-1"]["hint"]
+
+
+def test_a_log_that_could_not_be_read_says_so_and_names_the_permission():
+    res = k8s.probe_results([pod_log("p5-node-0", log="", error="ApiException: (403) Forbidden")], TARGETS[:1],
+                            start({"target": "p5-node-0", "phase": "Succeeded"}), {}, 900)
+    assert res["p5-node-0"]["status"] == "no_output"
+    assert "403" in res["p5-node-0"]["error"] and "pods/log" in res["p5-node-0"]["hint"]
+
+
+def test_a_pod_killed_before_its_probe_printed_is_crashed_or_no_output():
+    killed = pod_log("p5-node-0", phase="Failed", log="Killed\n")
+    st = start({"target": "p5-node-0", "phase": "Failed",
+                "problem": {"kind": "failed", "reason": "OOMKilled", "message": "container exited with code 137"}})
+    res = k8s.probe_results([killed], TARGETS[:1], st, {}, 900)
+    assert res["p5-node-0"]["status"] == "no_output"
+    printed = pod_log("p5-node-0", phase="Failed")
+    res = k8s.probe_results([printed], TARGETS[:1], st, {}, 900)
+    assert res["p5-node-0"]["status"] == "crashed"
+    assert "container exited with code 137" in res["p5-node-0"]["error"]
+
+
+@pytest.mark.parametrize("params", [{}, {"node": "a b", "quote": "it's \"x\""}])
+def test_params_survive_the_shell(tmp_path, params):
+    _rc, log = run_entrypoint(tmp_path, "import json, sys\nprint(json.dumps(json.loads(sys.argv[1])))\n", params)
+    assert outcome(log)["data"] == params
