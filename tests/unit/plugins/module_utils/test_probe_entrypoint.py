@@ -11,7 +11,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_sta
 def run_entrypoint(tmp_path, body, params=None, launcher=sys.executable):
     script = tmp_path / "probe_x.py"
     script.write_text(body)
-    cmd = k8s.probe_command(launcher, str(script), params or {"node": "n1"})
+    cmd = k8s.probe_command(launcher, str(script), {"node": "n1"} if params is None else params)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
     # a pod's log holds stdout and stderr of the container together
     return proc.returncode, proc.stdout + proc.stderr
