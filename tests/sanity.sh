@@ -15,6 +15,11 @@ for path in sys.stdin.buffer.read().decode().split("\0"):
         os.makedirs(os.path.join(dest, os.path.dirname(path)), exist_ok=True)
         shutil.copy2(path, os.path.join(dest, path))
 ' "$dest"
+# Modules that reuse kubernetes.core's client code (pod_logs) import it: ansible-test finds collections
+# beside the one under test, so put the pinned kubernetes.core (from the ansible package) there.
+k8s_core=$("$root/.venv/bin/python" -c 'import ansible_collections.kubernetes.core as m, os; print(os.path.dirname(m.__file__))')
+mkdir -p "$work/ansible_collections/kubernetes"
+cp -r "$k8s_core" "$work/ansible_collections/kubernetes/core"
 cd "$dest"
 git init -q . && git add -A >/dev/null   # ansible-test lists files through git
 # ansible-test's --venv mode downloads its pip bootstrap from a host this machine cannot reach, so the
