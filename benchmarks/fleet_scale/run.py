@@ -1,0 +1,90 @@
+#!/usr/bin/env python
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""L0 level time against the number of GPU nodes, on the simulated cluster, in one run.
+
+For each node count (default 2, 16, 64, 256) this starts the simulated cluster with that many
+p5.48xlarge nodes (`sim/simctl.py up --nodes N`), runs `playbooks/validate.yml --tags l0` against it
+`--repeat` times, reads L0's level time (`duration_s` of its row in report.json, which the report
+callback measures from the level's first task to its last) and the wall time of the playbook, and stops
+the cluster. It prints one line per count and the ratio of each median to the smallest count's, the
+figure of merit (issue 13: L0 at 256 nodes <= 1.5 x its 2-node time). Usage:
+
+    python benchmarks/fleet_scale/run.py [--nodes 2,16,64,256] [--repeat 2] [--json OUT]
+
+Results go to docs/performance.md by hand, with the machine they ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = ROOT / ".venv" / "bin" / "python"
+PLAYBOOK = ROOT / ".venv" / "bin" / "ansible-playbook"
+
+
+def sim(*args: str) -> None:
+    subprocess.run([str(PY), str(ROOT / "sim" / "simctl.py"), *args], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def one_run(nodes: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="rlsv-bench-") as tmp:
+        env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), KUBECONFIG=str(ROOT / ".sim" / "kubeconfig"))
+        t0 = time.monotonic()
+        proc = subprocess.run([str(PLAYBOOK), "playbooks/validate.yml", "-i", "inventories/sim", "--tags", "l0",
+                               "-e", f"validation_report_dir={tmp}"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, check=False)
+        wall = time.monotonic() - t0
+        report = json.loads((Path(tmp) / "report.json").read_text())
+    row = next(r for r in report["rows"] if r.get("id") == "l0_infrastructure" or str(r.get("level")) == "L0")
+    return {"nodes": nodes, "rc": proc.returncode, "status": row.get("status"), "level_s": row.get("duration_s"),
+            "wall_s": round(wall, 1), "checks": len(row.get("checks") or [])}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default="2,16,64,256")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--json", help="write every run's figures to this file")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.nodes.split(",")]
+    runs = []
+    for n in counts:
+        print(f"==> {n} p5 nodes: starting the simulated cluster", flush=True)
+        sim("down")
+        sim("up", "--nodes", str(n))
+        try:
+            for i in range(args.repeat):
+                run = one_run(n)
+                runs.append(run)
+                print(f"    run {i + 1}: L0 {run['status']} in {run['level_s']} s of level time "
+                      f"({run['wall_s']} s wall, rc {run['rc']})", flush=True)
+        finally:
+            sim("down")
+    base = statistics.median(r["level_s"] for r in runs if r["nodes"] == counts[0])
+    print("\nnodes  L0 level time (median)  ratio to %d nodes  all PASS" % counts[0])
+    summary = []
+    for n in counts:
+        mine = [r for r in runs if r["nodes"] == n]
+        med = statistics.median(r["level_s"] for r in mine)
+        ok = all(r["status"] == "PASS" for r in mine)
+        summary.append({"nodes": n, "median_level_s": med, "ratio": round(med / base, 2), "all_pass": ok})
+        print(f"{n:5d}  {med:22.1f}  {med / base:17.2f}  {ok}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"runs": runs, "summary": summary}, indent=2) + "\n")
+    return 0 if all(s["all_pass"] for s in summary) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
