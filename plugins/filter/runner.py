@@ -98,7 +98,7 @@ def probe_command(launcher, script, params=None):
 
 def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None):
     """Every target's probe outcome from the probe pods' logs and the start wait's pod states."""
-    return k8s.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or {}),
+    return k8s.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or []),
                              _plain(start_timeout_s), _plain(finish_timeout_s))
 
 

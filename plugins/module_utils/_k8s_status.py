@@ -626,12 +626,11 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s):
 def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None):
     """Every target's probe outcome, from the probe pods' logs (rlstack.validation.pod_logs) and states.
 
-    logs: pod_logs' `pods`; targets: [{node, ...}]; start: pods_summary of the wait (its `states` say
-    which pods never ran and why); events: {pod name: [event messages]}. Returns {node: outcome} with
-    outcome = {status: ok|crashed|no_output|not_started|timed_out, data, error, hint, events, ...}; the
-    contract is in docs/probes.md.
+    logs: pod_logs' `pods`; targets: [{node, ...}]; start: pods_summary() of the wait (its `states` say
+    which pods never ran and why); events: the loop results of a kubernetes.core.k8s_info Event read per
+    pod that did not run (see probe_not_started). Returns {node: outcome} with outcome = {status:
+    ok|crashed|no_output|timed_out|not_started, data, error, hint, ...}; the contract is in docs/probes.md.
     """
-    events = events or {}
     states = {s.get("target"): s for s in (start or {}).get("states") or []}
     read = {}
     for entry in logs or []:
@@ -642,9 +641,10 @@ def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish
         label = dns_label(node)
         state = states.get(label) or {}
         entry = read.get(label)
-        phase = (entry or {}).get("phase") or state.get("phase") or ""
-        if entry is not None and phase in ("Succeeded", "Failed", "Running") and (entry.get("log") or not
-                                                                                  entry.get("error")):
+        if entry is None:
+            continue
+        phase = entry.get("phase") or state.get("phase") or ""
+        if phase in ("Succeeded", "Failed", "Running") and (entry.get("log") or not entry.get("error")):
             stdout, stderr = split_probe_log(entry.get("log") or "")
             out = probe_output(stdout, stderr=stderr)
             if phase == "Running":
@@ -656,20 +656,11 @@ def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish
                 out.update(status="crashed", error="the probe pod failed (%s)" % (
                     problem.get("message") or problem.get("reason") or "exit code %s" % entry.get("exit_code")))
             results[node] = out
-            continue
-        if entry is not None and entry.get("error") and phase in ("Succeeded", "Failed"):
+        elif entry.get("error") and phase in ("Succeeded", "Failed"):
             results[node] = {"status": "no_output", "data": None, "rc": None,
                              "error": "the probe pod's log could not be read: %s" % entry["error"],
                              "hint": "the collection needs get on pods/log in the run's namespace (docs/security.md)",
                              "events": []}
-            continue
-        problem = state.get("problem")
-        results[node] = {
-            "status": "not_started", "data": None,
-            "error": ("%s: %s" % (problem.get("reason"), problem.get("message"))) if problem else
-                     "the probe pod did not start within %s s (%s)" % (start_timeout_s, phase or "not created"),
-            "hint": problem.get("hint") if problem and problem.get("hint") else
-                    "the node may be out of GPUs or the image pull is slow; check the pod events",
-            "events": sorted(set(events.get(state.get("pod", ""), []))),
-        }
+    results.update(probe_not_started(targets, results, (start or {}).get("states") or [], events or [],
+                                     start_timeout_s))
     return results

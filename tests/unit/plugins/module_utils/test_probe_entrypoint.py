@@ -76,7 +76,7 @@ TARGETS = [{"node": "p5-node-0"}, {"node": "p5-node-1"}, {"node": "P5_Node.2"}]
 def test_every_target_gets_an_outcome():
     logs = [pod_log("p5-node-0"), pod_log("p5-node-1", phase="Running", log=""),
             pod_log("P5_Node.2")]
-    res = k8s.probe_results(logs, TARGETS, start({"target": "p5-node-0", "phase": "Succeeded"}), {}, 900, 1000)
+    res = k8s.probe_results(logs, TARGETS, start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900, 1000)
     assert res["p5-node-0"]["status"] == "ok" and res["p5-node-0"]["data"] == {"node": "p5-node-0"}
     assert res["p5-node-1"]["status"] == "timed_out"
     assert "still running after 1000 s" in res["p5-node-1"]["error"]
@@ -88,7 +88,8 @@ def test_pods_that_never_ran_are_not_started_with_the_problem_and_events():
     problem = {"kind": "image", "reason": "ImagePullBackOff", "message": "not found", "hint": "check the image"}
     st = start({"target": "p5-node-0", "phase": "Pending", "problem": problem},
                {"target": "p5-node-1", "phase": "Pending"})
-    events = {"rlsv-x-p5-node-0": ["Back-off pulling", "Back-off pulling"]}
+    events = [{"item": {"pod": "rlsv-x-p5-node-0"},
+               "resources": [{"message": "Back-off pulling"}, {"message": "Back-off pulling"}]}]
     res = k8s.probe_results([], TARGETS[:2], st, events, 900)
     assert res["p5-node-0"] == {"status": "not_started", "data": None, "error": "ImagePullBackOff: not found",
                                 "hint": "check the image", "events": ["Back-off pulling"]}
@@ -98,7 +99,7 @@ def test_pods_that_never_ran_are_not_started_with_the_problem_and_events():
 
 def test_a_log_that_could_not_be_read_says_so_and_names_the_permission():
     res = k8s.probe_results([pod_log("p5-node-0", log="", error="ApiException: (403) Forbidden")], TARGETS[:1],
-                            start({"target": "p5-node-0", "phase": "Succeeded"}), {}, 900)
+                            start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
     assert res["p5-node-0"]["status"] == "no_output"
     assert "403" in res["p5-node-0"]["error"] and "pods/log" in res["p5-node-0"]["hint"]
 
@@ -107,10 +108,10 @@ def test_a_pod_killed_before_its_probe_printed_is_crashed_or_no_output():
     killed = pod_log("p5-node-0", phase="Failed", log="Killed\n")
     st = start({"target": "p5-node-0", "phase": "Failed",
                 "problem": {"kind": "failed", "reason": "OOMKilled", "message": "container exited with code 137"}})
-    res = k8s.probe_results([killed], TARGETS[:1], st, {}, 900)
+    res = k8s.probe_results([killed], TARGETS[:1], st, [], 900)
     assert res["p5-node-0"]["status"] == "no_output"
     printed = pod_log("p5-node-0", phase="Failed")
-    res = k8s.probe_results([printed], TARGETS[:1], st, {}, 900)
+    res = k8s.probe_results([printed], TARGETS[:1], st, [], 900)
     assert res["p5-node-0"]["status"] == "crashed"
     assert "container exited with code 137" in res["p5-node-0"]["error"]
 
