@@ -106,7 +106,11 @@ def render_from_descriptions(levels, descriptions, transport, run, namespace, ow
                 out.append({"source": "%s probe Pod on %s" % (level["level"], target["node"]),
                             "template": "probe_pod.yml.j2", "id": level["id"], "target": target, "probe_name": name,
                             "probe_timeout_s": int(probe["timeout_s"]), "probe_storage": bool(probe["storage"]),
-                            "probe_env": dict(probe.get("env") or {})})
+                            "probe_env": dict(probe.get("env") or {}),
+                            # the probe pod's entrypoint (roles/runner/tasks/probe_kubernetes.yml)
+                            "probe_file": os.path.basename(probe["script"]),
+                            "probe_launcher": probe.get("launcher") or "python3",
+                            "probe_params": dict(probe.get("params") or {})})
         mpijob = described.get("mpijob")
         if transport == "kubernetes" and mpijob and len(mpijob.get("nodes") or []) >= 1:
             spec = _checks.nccl_mpijob(mpijob["nodes"], mpijob["name"], mpijob["image"], mpijob.get("floors") or [],
