@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
+from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
 
@@ -47,9 +50,25 @@ def eval_checks(result, node, expect):
     return _checks.l6_checks(result.get("log") or "", result.get("state"), node, expect)
 
 
-def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
-    return _checks.example_job(_plain(example or {}), str(mode), _plain(frameworks or {}), _plain(nodes or []),
-                               str(image), int(deadline_s), _plain(simulator_env or {}))
+def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
+    try:
+        return _checks.example_job(_plain(example or {}), str(mode), _plain(nodes or []), str(image), int(deadline_s),
+                                   _plain(simulator_env or {}))
+    except ValueError as exc:  # an unknown framework or a bad pattern: one sentence
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def libero_config(settings, directory):
+    """The LIBERO config.yaml (every key it reads) and LIBERO_CONFIG_PATH pointing at `directory`."""
+    try:
+        return _frameworks.libero_config(_plain(settings or {}), str(directory))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def host_job_results(results):
+    """The registered run_example.py results of a loop over the level description's jobs, by example name."""
+    return {r.get("item", {}).get("name", ""): _checks.host_job_result(r) for r in _plain(results or [])}
 
 
 def node_expectations(instance_type, overrides=None):
@@ -75,6 +94,8 @@ class FilterModule:
             "job_log_checks": job_log_checks,
             "eval_checks": eval_checks,
             "node_expectations": node_expectations,
+            "libero_config": libero_config,
+            "host_job_results": host_job_results,
             "example_job": example_job,
             "dcgm_plan": dcgm_plan,
         }

@@ -16,7 +16,9 @@ description:
     as the input of the runner's C(templates/job.yml.j2).
   - An example that needs more nodes than O(nodes) lists gets no Job (its row of the results table says why).
   - The real run (C(roles/runner/tasks/example_jobs.yml)) and local mode use it, so both describe the same Jobs.
-positional: mode, frameworks, nodes, image, deadline_s, simulator_env
+  - Each framework's one-step (L5) and evaluation-only (L6) overrides come from its contract
+    (C(plugins/module_utils/_frameworks.py)); an unknown framework or a bad pattern is an error.
+positional: mode, nodes, image, deadline_s, simulator_env
 options:
   _input:
     description: The examples (C(validation_examples) entries).
@@ -27,10 +29,6 @@ options:
     description: V(train) for one training step (L5), V(eval) for an evaluation-only run (L6).
     type: str
     choices: [train, eval]
-    required: true
-  frameworks:
-    description: What each RL framework needs (the runner's C(__runner_frameworks)).
-    type: dict
     required: true
   nodes:
     description: The GPU nodes found (C(runner_gpu_nodes), dicts with C(node), C(gpus), C(efa)).
@@ -55,7 +53,7 @@ EXAMPLES = r"""
 - name: Describe the L5 Jobs
   ansible.builtin.set_fact:
     l5_jobs: >-
-      {{ validation_examples | rlstack.validation.example_jobs('train', __runner_frameworks, runner_gpu_nodes,
+      {{ validation_examples | rlstack.validation.example_jobs('train', runner_gpu_nodes,
            validation_image, 3600) }}
 """
 
@@ -72,11 +70,14 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _describ
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 
 
-def example_jobs(examples, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
+def example_jobs(examples, mode, nodes, image, deadline_s, simulator_env=None):
     if mode not in ("train", "eval"):
         raise AnsibleFilterError("example_jobs: mode must be 'train' or 'eval', not %r" % (mode,))
-    return _describe.example_jobs(_plain(examples or []), str(mode), _plain(frameworks or {}), _plain(nodes or []),
-                                  str(image), int(deadline_s), _plain(simulator_env or {}))
+    try:
+        return _describe.example_jobs(_plain(examples or []), str(mode), _plain(nodes or []), str(image),
+                                      int(deadline_s), _plain(simulator_env or {}))
+    except ValueError as exc:  # an unknown framework or a bad pattern: one sentence
+        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule:

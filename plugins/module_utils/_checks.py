@@ -12,6 +12,7 @@ each node (plugins/module_utils/_profiles.py) unless the inventory overrides the
 
 from __future__ import annotations
 
+import json
 import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
@@ -29,9 +30,10 @@ from ansible_collections.rlstack.validation.plugins.module_utils._verdict import
 )
 
 try:  # imported as part of the collection
+    from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
     from ansible_collections.rlstack.validation.plugins.module_utils import _profiles
 except ImportError:  # pragma: no cover - only when the file is used on its own
-    _profiles = None
+    _frameworks = _profiles = None
 
 HINT_GPU = ("a GPU the device plugin advertises is not visible to nvidia-smi (fell off the bus, XID 79, driver "
             "mismatch): drain the node, check `nvidia-smi -q` and dmesg for XID errors, replace the instance")
@@ -333,11 +335,16 @@ def l4_checks(probe_outcome, node, expect):
     data = probe_outcome.get("data") or {}
     status = data.get("status") or "unknown"
     message = data.get("message") or data.get("error") or status
+    hint = data.get("hint") or ""
     if data.get("missing_env"):
         message += " (missing: %s)" % ", ".join(data["missing_env"])
-    checks = [check("import", node, "eq", status, "ok", message=message, hint=data.get("hint") or "")]
+    known = _frameworks.simulator_finding((data.get("params") or {}).get("module") or data.get("module") or
+                                          (expect or {}).get("module") or "", data) if _frameworks else None
+    if known:
+        message, hint = known["message"], known["hint"]
+    checks = [check("import", node, "eq", status, "ok", message=message, hint=hint)]
     bench = data.get("benchmark")
-    if bench is not None and (expect or {}).get("expect_tasks") is not None:
+    if bench is not None and status == "ok" and (expect or {}).get("expect_tasks") is not None:
         checks.append(check("benchmark_tasks", node, "eq", bench.get("n_tasks"), int(expect["expect_tasks"]),
                             message="%s: %s" % (bench.get("name", ""), bench.get("error") or ""),
                             hint="the benchmark is missing tasks: check the dataset directory and version"))
@@ -345,10 +352,25 @@ def l4_checks(probe_outcome, node, expect):
 
 
 def log_checks(log, state, node, expect):
-    """L5/L6 Jobs: the Job succeeded, its log shows the completion marker and no error pattern."""
+    """L5/L6 Jobs: the Job succeeded, the override took effect, the log shows a done marker and no error.
+
+    expect: framework (contract name), mode (train | eval), launched (example_job's `launch`: command,
+    overrides, delivery), success_markers (regexes; default the contract's done markers),
+    error_patterns, log_error."""
     expect = expect or {}
     checks = []
     state = state or {}
+    framework = _framework_contract(expect)
+    mode = expect.get("mode") or "train"
+    stopped = (_frameworks.overrun(log, framework, mode, expect.get("launched"))
+               if framework is not None and _frameworks is not None else None)
+    if stopped:
+        # The runner deleted the Job as soon as this line appeared, so its state is not the finding.
+        checks.append(check("override", node, "true", False, True, message=stopped["message"],
+                            hint="pass the overrides the way this launcher reads them: appended arguments for a "
+                                 "script that forwards them, or set the example's overrides_env to the variable "
+                                 "its launcher reads (docs/frameworks.md)"))
+        return checks
     problems = state.get("problems") or []
     if problems and not state.get("complete") and not state.get("failed"):
         first = problems[0]
@@ -375,9 +397,10 @@ def log_checks(log, state, node, expect):
                             message=expect.get("log_error") or "the Job's log is empty",
                             hint="read the pod's log by hand; the cluster may not keep logs of finished pods"))
         return checks
-    markers = expect.get("success_markers") or []
+    markers = expect.get("success_markers") or (
+        framework.get("done_markers") if framework is not None and mode == "train" else [])
     if markers:
-        found = [m for m in markers if m in log]
+        found = [m for m in markers if re.search(m, log)]
         checks.append(check("completion_marker", node, "true", bool(found), True,
                             message="looked for %s" % " or ".join(repr(m) for m in markers),
                             hint="the framework did not report the step as done: check the one-step override"))
@@ -389,35 +412,44 @@ def log_checks(log, state, node, expect):
     return checks
 
 
+def _framework_contract(expect):
+    """The framework contract an L5/L6 judgement uses, with the example's own patterns over it."""
+    if _frameworks is None or not (expect.get("framework") or expect.get("patterns") or expect.get("pattern")):
+        return None
+    patterns = list(expect.get("patterns") or []) + ([expect["pattern"]] if expect.get("pattern") else [])
+    return _frameworks.contract(expect.get("framework") or "custom", {"metric_patterns": patterns})
+
+
 def success_rates(log, pattern):
-    """Success-rate metrics from an evaluation log: {name: value}. pattern has groups name and value."""
-    rates = {}
-    regex = re.compile(pattern)
-    for line in (log or "").splitlines():
-        for match in regex.finditer(line):  # veRL prints every metric of a step on one line
-            try:
-                rates[match.group("name")] = float(match.group("value"))
-            except (IndexError, ValueError):
-                continue
-    return rates
+    """Success metrics from an evaluation log: {name: value}. pattern (or a list) has groups name and value."""
+    patterns = pattern if isinstance(pattern, (list, tuple)) else [pattern]
+    return _frameworks.success_metrics(log, {"metric_patterns": patterns})
 
 
 def l6_checks(log, state, node, expect):
-    expect = expect or {}
+    """L6: the evaluation Job succeeded without training, and every success metric is at its floor.
+
+    expect: as log_checks, plus floor (default floor), floors ({metric name: floor}), pattern/patterns
+    (the example's own metric regexes over the contract's)."""
+    expect = dict(expect or {}, mode="eval")
     checks = log_checks(log, state, node, dict(expect, success_markers=[]))
-    if any(c["name"] in ("job", "log") and (c["evidence_missing"] or c["actual"] != c.get("expected"))
-           for c in checks if c["name"] == "log" or c["actual"] != "Complete"):
+    if any(c["name"] == "override" for c in checks) or any(
+            c["name"] in ("job", "log") and (c["evidence_missing"] or c["actual"] != c.get("expected"))
+            for c in checks if c["name"] == "log" or c["actual"] != "Complete"):
         return checks
-    pattern = expect.get("pattern") or r"(?P<name>[\w/.-]*success_rate)\s*[:=]\s*(?P<value>[0-9.]+)"
-    rates = success_rates(log, pattern)
+    framework = _framework_contract(expect) or _frameworks.contract("custom")
+    rates = _frameworks.success_metrics(log, framework)
     if not rates:
         checks.append(check("success_rate", node, "true", None, True, evidence_missing=True,
-                            message="no success-rate metric in the log (pattern %s)" % pattern,
-                            hint="set l6_evaluation pattern for your framework's metric lines"))
+                            message="no success metric in the log (patterns %s)"
+                                    % " or ".join(framework.get("metric_patterns") or []),
+                            hint="set the example's evaluation.pattern to your framework's metric lines "
+                                 "(groups name and value), see docs/frameworks.md"))
         return checks
-    floor = float(expect.get("floor", 0.0))
+    default = float(expect.get("floor", 0.0))
     for name, value in sorted(rates.items()):
-        checks.append(check("success_rate:" + name, node, "ge", value, floor,
+        checks.append(check("success_rate:" + name, node, "ge", value,
+                            _frameworks.floor_for(name, expect.get("floors"), default),
                             hint="the policy succeeds less often than the floor: check the checkpoint, the "
                                  "environment version and the evaluation settings"))
     return checks
@@ -747,28 +779,50 @@ def nccl_mpijob(nodes, name, image, floors, network, tolerance):
     return {"mpijob": mpijob, "expect": expect, "instance_type": itype}
 
 
-def example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
+def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
     """The Job (runner templates/job.yml.j2 `runner_job`) that runs one example for L5 (mode train) or
-    L6 (mode eval): the framework's one-step or eval-only override plus the example's own in
-    HYDRA_OVERRIDES, the simulator's environment, and all GPUs/EFA devices of a node by default."""
+    L6 (mode eval): the framework contract's one-step or eval-only overrides plus the example's own,
+    appended to the command or in the variable its launcher reads (_frameworks.launch), the
+    simulator's environment, and all GPUs/EFA devices of a node by default."""
     example = dict(example or {})
-    frameworks = frameworks or {}
-    framework = frameworks.get(example.get("framework") or "custom") or frameworks.get("custom") or {}
-    if mode == "train":
-        overrides = "%s %s" % (framework.get("train_overrides") or "", example.get("overrides") or "")
-    else:
-        overrides = "%s %s" % (framework.get("eval_overrides") or "",
-                               (example.get("evaluation") or {}).get("overrides") or "")
+    launched = _frameworks.launch(example.get("framework") or "custom", mode, example)
     first = (nodes or [{}])[0] if nodes else {}
     env = dict(simulator_env or {})
     env.update(example.get("env") or {})
-    env["HYDRA_OVERRIDES"] = overrides.strip()
+    env.update(launched["env"])
     return {"name": "%s-%s" % (mode, example.get("name", "")), "example": example.get("name", ""),
-            "image": example.get("image") or image, "command": list(example.get("command") or []),
-            "args": list(example.get("args") or []), "env": env,
+            "image": example.get("image") or image, "command": launched["command"],
+            "args": launched["args"], "env": env, "launched": launched,
             "gpus": example.get("gpus") if example.get("gpus") is not None else (first.get("gpus") or 1),
             "efa": example.get("efa") if example.get("efa") is not None else (first.get("efa") or 0),
             "node_selector": dict(example.get("node_selector") or {}),
             "nodes": int(example.get("nodes") or 1), "worker_command": example.get("worker_command"),
             "deadline_s": int(deadline_s)}
 
+
+def host_job_result(result):
+    """One registered run_example.py result (host transport) as jobs.yml's {state, log, log_error}."""
+    result = result or {}
+    stdout = (result.get("stdout") or "").strip()
+    try:
+        run = json.loads(stdout.splitlines()[-1]) if stdout else {}
+    except ValueError:
+        run = {}
+    if not isinstance(run, dict) or not run:
+        error = result.get("msg") or result.get("stderr") or "run_example.py printed no result"
+        return {"state": {"settled": True, "complete": False, "failed": True, "pods": [], "problems": [],
+                          "reason": "NotRun", "message": str(error)[:500]}, "log": "", "log_error": str(error)[:500]}
+    rc = run.get("rc")
+    if run.get("error"):
+        reason, message = "NotRun", run["error"]
+    elif run.get("timed_out"):
+        reason, message = "DeadlineExceeded", "the command ran past its deadline and was stopped"
+    elif run.get("stopped"):
+        reason, message = "Stopped", "stopped %ss after the line that showed it" % run["stopped"].get("stopped_after_s")
+    else:
+        reason, message = ("", "") if rc == 0 else ("Error", "the command exited with %s" % rc)
+    complete = rc == 0 and not run.get("timed_out") and not run.get("stopped")
+    return {"state": {"settled": True, "complete": complete, "failed": not complete, "reason": reason,
+                      "message": message, "problems": [],
+                      "pods": [{"pod": "host", "exit_code": rc}] if rc is not None else []},
+            "log": run.get("log") or "", "log_error": "", "duration_s": run.get("duration_s")}

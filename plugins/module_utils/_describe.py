@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 
 
-def example_jobs(examples, mode, frameworks, nodes, image, deadline_s, simulator_env=None):
+def example_jobs(examples, mode, nodes, image, deadline_s, simulator_env=None):
     """The Jobs of L5 (mode train) or L6 (mode eval): one {name, example, job} per example that fits on the
     GPU nodes found (an example needing more nodes than there are gets no Job; its row says why), where job
     is the input of the runner's templates/job.yml.j2."""
@@ -19,5 +19,5 @@ def example_jobs(examples, mode, frameworks, nodes, image, deadline_s, simulator
         if int(example.get("nodes") or 1) > len(nodes or []):
             continue
         out.append({"name": example.get("name", ""), "example": example,
-                    "job": _checks.example_job(example, mode, frameworks, nodes, image, deadline_s, simulator_env)})
+                    "job": _checks.example_job(example, mode, nodes, image, deadline_s, simulator_env)})
     return out

@@ -562,12 +562,15 @@ def daemonset_summary(results):
 NO_JOB_STATE = {"settled": False, "complete": False, "failed": False, "pods": [], "problems": []}
 
 
-def job_results(jobs, states, logs):
+def job_results(jobs, states, logs, stopped=None):
     """{job name: {state, log, log_error}} for the runner's Jobs (runner/tasks/jobs.yml).
 
     `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the loop
-    results of kubernetes.core.k8s_log over those states (each with `item.name`, the Job's name). A Job the
-    API did not return gets NO_JOB_STATE; a Job without a pod gets the log_error that says so.
+    results of kubernetes.core.k8s_log over those states (each with `item.name`, the Job's name); `stopped`
+    the rlstack.validation.job_watch module's {Job name: {log, seen_after_s}} of the Jobs it deleted
+    because their log showed the run going past its one step (their state is "Stopped", their log the one
+    the watch read). A Job the API did not return gets NO_JOB_STATE; a Job without a pod gets the
+    log_error that says so.
     """
     by_name = {}
     for state in states or []:
@@ -575,6 +578,13 @@ def job_results(jobs, states, logs):
     out = {}
     for job in jobs or []:
         kname = _meta(job.get("definition") or {}).get("name")
+        stop = (stopped or {}).get(kname)
+        if stop:
+            out[job.get("name")] = {
+                "state": {"settled": True, "complete": False, "failed": True, "pods": [], "problems": [],
+                          "reason": "Stopped", "message": "deleted %ss into the wait" % stop.get("seen_after_s")},
+                "log": stop.get("log") or "", "log_error": ""}
+            continue
         state = by_name.get(kname, dict(NO_JOB_STATE))
         found = [r for r in logs or [] if (r.get("item") or {}).get("name") == kname]
         if not found:

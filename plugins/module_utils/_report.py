@@ -248,6 +248,13 @@ def _failed_check_lines(row, indent, limit):
     return lines
 
 
+def _metric_lines(row, indent):
+    """The success metrics an L6 row passed on (name, value, floor); the failed ones come with the failures."""
+    return ["%s%s = %s (floor %s)" % (indent, c["name"].split(":", 1)[1], _short(c.get("actual")),
+                                      _short(c.get("expected")))
+            for c in row["checks"] if c.get("name", "").startswith("success_rate:") and c.get("passed")]
+
+
 def render_table(report, max_failed_checks=10):
     """The seed's VALIDATION RESULTS table for one cluster, as a list of lines (no trailing newlines)."""
     return [text for text, _kind in render_table_kinds(report, max_failed_checks)]
@@ -274,6 +281,7 @@ def render_table_kinds(report, max_failed_checks=10):
         if row["status"] == "SKIPPED" and row["reason"]:
             line = "%s%s" % (line.ljust(level_w + name_w + 1 + 9 + 6), row["reason"])
         lines.append((line, row["status"]))
+        lines.extend((text, row["status"]) for text in _metric_lines(row, indent))
         if row["status"] == "FAIL":
             lines.extend((text, "FAIL") for text in _failed_check_lines(row, indent, max_failed_checks))
     lines.append((RULE, None))

@@ -3,13 +3,25 @@
 No public log shows a whole 2 x p5.48xlarge nccl-tests MPIJob with NCCL_DEBUG=INFO, so each replayed
 launcher log joins the NCCL_DEBUG=INFO lines of one real EFA run with the result table of another real
 run; every line comes verbatim from the files in sources/ (their origins: sources/SOURCES.md), except
-the lines listed as "written" in logs/SOURCES.md. Run it again after changing sources/: it rewrites logs/.
+the lines listed as "written" in logs/SOURCES.md. The L5/L6 Job logs are copied from the
+recorded and framework-printed logs in tests/unit/fixtures/frameworks/ (provenance: its SOURCES.md).
+Run it again after changing sources/ or those fixtures: it rewrites logs/.
 """
+import gzip
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "sources"
 OUT = HERE / "logs"
+FRAMEWORK_LOGS = HERE.parents[1] / "tests" / "unit" / "fixtures" / "frameworks"
+# What the simulated L5/L6 Jobs print (the sim inventory's examples are RLinf ones), from those fixtures.
+JOB_LOGS = {
+    "l5-train-step.log": "rlinf/rlinf-train-one-step.log",
+    "l5-train-override-ignored.log": "rlinf/rlinf-train-override-ignored.log",
+    "l5-train-fails.log": "trl/trl-train-crash.log.gz",
+    "l6-eval.log": "rlinf/rlinf-eval.log",
+    "l6-eval-low.log": "rlinf/rlinf-eval-low.log",
+}
 
 
 def lines(name):
@@ -63,6 +75,14 @@ def main():
     g6e_facts = [l for l in g6e if "NCCL version" in l or "Selected provider" in l or "Using network" in l][:3]
     dranet = lines("mpijob-launcher-h200-dranet-openmpi-warnings.log")[1:]  # drop the kubectl command line
     write("phase0-g6-efa.log", g6e_facts + dranet)
+
+    for name, fixture in JOB_LOGS.items():
+        data = (FRAMEWORK_LOGS / fixture).read_bytes()
+        if fixture.endswith(".gz"):
+            # tqdm's carriage returns become newlines: the simulated runtime splits lines on both, so
+            # the served lines are the same (and the repository keeps plain-text line endings).
+            data = gzip.decompress(data).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        (OUT / name).write_bytes(data)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def test_interrupted_run_is_removed_by_its_lease(core, batch, tmp_path):
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",
            "--tags", "l5", "-e", f"validation_kubeconfig={simkit.KUBECONFIG}", "-e", f"validation_run_id={run_id}",
            "-e", f"validation_lease_margin_s={MARGIN_S}", "-e", f"l5_training_step_timeout_s={JOBS_TIMEOUT_S}",
-           "-e", "validation_example=libero-pi0"]
+           "-e", "validation_example=libero-10-openvlaoft"]
     log = (tmp_path / "playbook.log").open("w")
     proc = subprocess.Popen(cmd, cwd=str(simkit.ROOT), env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)

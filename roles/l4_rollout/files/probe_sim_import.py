@@ -46,8 +46,9 @@ SPEC = {
     "benchmark": (None, "dict?"),
 }
 HINTS = {
-    "prompts_for_input": "set the dataset/config env vars (e.g. LIBERO_DATASET_DIR) in the pod env and redirect "
-                         "stdin (</dev/null, or sys.stdin = open('/dev/null') before the import)",
+    "prompts_for_input": "set the config/dataset variables the library reads (LIBERO: LIBERO_CONFIG_PATH with a "
+                         "config.yaml) in the pod env and redirect stdin (</dev/null, or sys.stdin = "
+                         "open('/dev/null') before the import)",
     "import_error": "install the package in the image or fix PYTHONPATH (python_path)",
     "timeout": "raise timeout_s or look at stdout_tail/stderr_tail for what the import waits on",
 }

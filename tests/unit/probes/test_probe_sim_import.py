@@ -9,8 +9,8 @@ from probe_helpers import FAKE_SIMS, SHARED_RECORDED, load_probe, run_probe
 
 si = load_probe("sim_import")
 PROMPT = "Do you want to specify a custom path for the dataset folder? (Y/N): "
-HINT = ("set the dataset/config env vars (e.g. LIBERO_DATASET_DIR) in the pod env and redirect stdin "
-        "(</dev/null, or sys.stdin = open('/dev/null') before the import)")
+HINT = ("set the config/dataset variables the library reads (LIBERO: LIBERO_CONFIG_PATH with a config.yaml) in the "
+        "pod env and redirect stdin (</dev/null, or sys.stdin = open('/dev/null') before the import)")
 
 
 @pytest.fixture

@@ -78,8 +78,21 @@ def test_jobs_per_example_that_fits(two_nodes):
     assert [job["name"] for job in two_nodes["l5_training_step"]["jobs"]] == ["one", "two-node"]
     assert [job["name"] for job in two_nodes["l6_evaluation"]["jobs"]] == ["one"]
     train = two_nodes["l5_training_step"]["jobs"][0]["job"]
-    assert train["name"] == "train-one" and "runner.max_steps=1" in train["env"]["HYDRA_OVERRIDES"]
+    # RLinf's contract (_frameworks.py): the one-step overrides are appended to the command
+    assert train["name"] == "train-one" and "runner.max_steps=1" in train["args"]
+    assert train["launched"]["overrides"] == train["args"]
     assert two_nodes["l6_evaluation"]["jobs"][0]["job"]["name"] == "eval-one"
+
+
+def test_libero_config_reaches_l4_and_the_jobs(tmp_path):
+    config = {"dir": "/etc/rlstack/libero", "file": "config.yaml", "text": "benchmark_root: /x\n",
+              "env": {"LIBERO_CONFIG_PATH": "/etc/rlstack/libero"}}
+    got = describe(tmp_path, NODES, "-e", json.dumps({"runner_simulator_config": config}))
+    assert got["l4_rollout"]["probe"]["simulator_config"] is True
+    assert got["l4_rollout"]["probe"]["env"]["LIBERO_CONFIG_PATH"] == "/etc/rlstack/libero"
+    assert got["l4_rollout"]["probe"]["params"]["env"]["LIBERO_CONFIG_PATH"] == "/etc/rlstack/libero"
+    for level in ("l5_training_step", "l6_evaluation"):
+        assert all(j["job"]["env"]["LIBERO_CONFIG_PATH"] == "/etc/rlstack/libero" for j in got[level]["jobs"])
 
 
 def test_phase0_mpijob(two_nodes):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ansible.errors import AnsibleFilterError
 from ansible.template import trust_as_template
 
 from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
@@ -17,7 +18,7 @@ from filter_helpers import tagged
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
 NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations",
-         "example_job", "dcgm_plan"}
+         "example_job", "dcgm_plan", "libero_config", "host_job_results"}
 
 
 def outcome(*parts):
@@ -77,3 +78,18 @@ def test_node_expectations_filter():
     assert checks_filter.node_expectations(trust_as_template("g6.8xlarge"), tagged({"efa_count": 0}))["efa_count"] == 0
     assert checks_filter.node_expectations(None)["instance_type"] == ""
 
+
+def test_example_job_filter_unknown_framework_is_a_filter_error():
+    with pytest.raises(AnsibleFilterError, match="framework 'nope' has no contract"):
+        checks_filter.example_job({"name": "x", "framework": "nope"}, "train", [], "img", 60)
+    job = checks_filter.example_job(tagged({"name": "x", "framework": "trl", "command": ["python", "t.py"]}), "train",
+                                    [], "img", 60)
+    assert job["args"][:2] == ["--max_steps", "1"]
+
+
+def test_libero_config_filter():
+    cfg = checks_filter.libero_config(tagged({"benchmark_root": "/opt/libero/libero"}), "/etc/rlstack/libero")
+    assert cfg["env"] == {"LIBERO_CONFIG_PATH": "/etc/rlstack/libero"}
+    assert 'bddl_files: "/opt/libero/libero/bddl_files"\n' in cfg["text"]
+    with pytest.raises(AnsibleFilterError, match="keys LIBERO does not read: LIBERO_DATASET_DIR"):
+        checks_filter.libero_config({"LIBERO_DATASET_DIR": "/fsx"}, "/x")

@@ -13,8 +13,6 @@ from ansible_collections.rlstack.validation.plugins.filter import example_jobs a
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 from filter_helpers import tagged
 
-FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides": "runner.only_eval=True"},
-              "custom": {"train_overrides": "", "eval_overrides": ""}}
 NODES = [{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8, "efa": 32}]
 SOME_EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["bash", "run.sh"]},
                  {"name": "two-node", "framework": "rlinf", "nodes": 2, "command": ["bash", "run.sh"]},
@@ -22,32 +20,39 @@ SOME_EXAMPLES = [{"name": "one", "framework": "rlinf", "command": ["bash", "run.
 
 
 def test_one_job_per_example_that_fits_in_order():
-    out = plugin.example_jobs(tagged(SOME_EXAMPLES), "train", tagged(FRAMEWORKS), tagged(NODES), "img:1", 900)
+    out = plugin.example_jobs(tagged(SOME_EXAMPLES), "train", tagged(NODES), "img:1", 900)
     assert [item["name"] for item in out] == ["one", "two-node"]
     assert out[0]["example"] == SOME_EXAMPLES[0]
-    assert out[0]["job"] == _checks.example_job(SOME_EXAMPLES[0], "train", FRAMEWORKS, NODES, "img:1", 900)
-    assert out[0]["job"]["env"]["HYDRA_OVERRIDES"] == "runner.max_steps=1"
+    assert out[0]["job"] == _checks.example_job(SOME_EXAMPLES[0], "train", NODES, "img:1", 900)
+    # RLinf's one-step overrides (its contract in _frameworks.py) are appended to the command
+    assert "runner.max_steps=1" in out[0]["job"]["args"] and "runner.max_steps=1" in out[0]["job"]["launched"]["overrides"]
     assert (out[1]["job"]["nodes"], out[1]["job"]["gpus"], out[1]["job"]["deadline_s"]) == (2, 8, 900)
 
 
 def test_eval_mode_and_simulator_env():
-    out = plugin.example_jobs(SOME_EXAMPLES[:1], "eval", FRAMEWORKS, NODES, "img:1", "600", {"SIM": "x"})
+    out = plugin.example_jobs(SOME_EXAMPLES[:1], "eval", NODES, "img:1", "600", {"SIM": "x"})
     assert out[0]["job"]["name"] == "eval-one"
-    assert out[0]["job"]["env"] == {"SIM": "x", "HYDRA_OVERRIDES": "runner.only_eval=True"}
+    assert out[0]["job"] == _checks.example_job(SOME_EXAMPLES[0], "eval", NODES, "img:1", 600, {"SIM": "x"})
+    assert out[0]["job"]["env"]["SIM"] == "x"
 
 
 @pytest.mark.parametrize("examples", [None, []])
 def test_no_examples_no_jobs(examples):
-    assert plugin.example_jobs(examples, "train", FRAMEWORKS, NODES, "img", 600) == []
+    assert plugin.example_jobs(examples, "train", NODES, "img", 600) == []
 
 
 def test_no_nodes_no_jobs():
-    assert plugin.example_jobs(SOME_EXAMPLES, "train", FRAMEWORKS, [], "img", 600) == []
+    assert plugin.example_jobs(SOME_EXAMPLES, "train", [], "img", 600) == []
 
 
 def test_a_wrong_mode_is_one_sentence():
     with pytest.raises(AnsibleFilterError, match="mode must be 'train' or 'eval', not 'test'"):
-        plugin.example_jobs(SOME_EXAMPLES, "test", FRAMEWORKS, NODES, "img", 600)
+        plugin.example_jobs(SOME_EXAMPLES, "test", NODES, "img", 600)
+
+
+def test_an_unknown_framework_is_one_sentence():
+    with pytest.raises(AnsibleFilterError, match="framework 'nope' has no contract"):
+        plugin.example_jobs([{"name": "x", "framework": "nope", "command": ["true"]}], "train", NODES, "img", 600)
 
 
 def test_the_filter_is_documented_under_its_name():

@@ -11,6 +11,7 @@ evaluate_check that level_assert uses, so "fails" here means the level would fai
 from __future__ import annotations
 
 import copy
+import gzip
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,7 @@ P5_EFA_MISSING = SIM_PROBES / "probe_node" / "efa-missing" / "p5.48xlarge.out"
 G6_HEALTHY = SIM_PROBES / "probe_node" / "healthy" / "g6.8xlarge.out"
 H200_NODE = RECORDED / "probe_node.out"
 
-RUNNER_VARS = yaml.safe_load((REPO / "roles" / "runner" / "vars" / "main.yml").read_text(encoding="utf-8"))
-FRAMEWORKS = RUNNER_VARS["__runner_frameworks"]
+FRAMEWORK_LOGS = REPO / "tests" / "unit" / "fixtures" / "frameworks"
 L5_ERROR_PATTERNS = yaml.safe_load((REPO / "roles" / "l5_training_step" / "defaults" / "main.yml").read_text(encoding="utf-8"))[
     "l5_training_step_error_patterns"]
 
@@ -51,6 +51,13 @@ def data_outcome(path, **changes):
 
 def log(name):
     return (LOGS / name).read_text(encoding="utf-8")
+
+
+def fw_log(name):
+    """A recorded or framework-printed log (tests/unit/fixtures/frameworks/SOURCES.md); logs with tqdm's
+    carriage returns are kept gzipped, byte for byte."""
+    data = (FRAMEWORK_LOGS / name).read_bytes()
+    return (gzip.decompress(data) if name.endswith(".gz") else data).decode("utf-8")
 
 
 def make_node(name, itype="p5.48xlarge", gpus="8", efa="32", ready=True, cordoned=False, label="node.kubernetes.io/instance-type"):
@@ -673,6 +680,27 @@ def test_l4_prompts_for_input_with_hint():
     assert not passed(check)
 
 
+def test_l4_real_libero_without_its_config_is_one_precise_finding():
+    out = outcome(FRAMEWORK_LOGS / "libero" / "l4-probe-libero-config-missing.out")
+    result = checks.l4_checks(out, "polyglot-cpu", {"expect_tasks": 10})
+    assert names(result) == ["import"]
+    check = result[0]
+    assert check["actual"] == "prompts_for_input"
+    assert check["fail_msg"] == (
+        "libero.libero asks for its dataset folder at import (input(): 'Do you want to specify a custom path for the "
+        "dataset folder? (Y/N):') because $LIBERO_CONFIG_PATH/config.yaml (default ~/.libero/config.yaml) is missing")
+    assert check["hint"].startswith("write config.yaml with the keys benchmark_root, bddl_files, init_states, "
+                                    "datasets, assets, or point LIBERO_CONFIG_PATH at a directory that has one")
+
+
+def test_l4_real_libero_with_its_config_has_the_10_tasks():
+    out = outcome(FRAMEWORK_LOGS / "libero" / "l4-probe-libero-configured.out")
+    result = checks.l4_checks(out, "polyglot-cpu", {"expect_tasks": 10})
+    assert names(result) == ["import", "benchmark_tasks"]
+    assert failing(result) == []
+    assert find(result, "benchmark_tasks")["actual"] == 10
+
+
 def test_l4_hang_on_stdin():
     result = checks.l4_checks(outcome(SIM_PROBES / "probe_sim_import" / "sim-hang" / "default.out"), "vm", {})
     assert result[0]["actual"] == "prompts_for_input"
@@ -735,32 +763,54 @@ COMPLETE = {"type": "Complete", "status": "True"}
 FAILED = {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}
 
 
-def test_log_checks_complete_with_marker():
+def test_log_checks_recorded_trl_one_step_passes():
     state = _job_state(COMPLETE, pods=[_pod("Succeeded", 0)])
-    expect = {"success_markers": FRAMEWORKS["rlinf"]["train_markers"], "error_patterns": L5_ERROR_PATTERNS}
-    result = checks.log_checks(log("l5-train-step.log"), state, "p5-node-1", expect)
+    expect = {"framework": "trl", "mode": "train", "error_patterns": L5_ERROR_PATTERNS}
+    result = checks.log_checks(fw_log("trl/trl-train-one-step.log.gz"), state, "cpu-host", expect)
     assert names(result) == ["job", "completion_marker", "log_errors", "log_errors"]
     assert failing(result) == []
-    job = find(result, "job")
-    assert (job["actual"], job["expected"], job["fail_msg"]) == ("Complete", "Complete", "")
-    marker = find(result, "completion_marker")
-    assert marker["fail_msg"] == "looked for 'Global Step: 1/1' or 'TRAINING_STEP_TEST_PASSED'"
-    assert [c["actual"] for c in result if c["name"] == "log_errors"] == [[], []]
+    assert find(result, "completion_marker")["fail_msg"] == "looked for \"'train_runtime':\""
 
 
-def test_log_checks_failed_job_with_exit_code():
+@pytest.mark.parametrize("fixture,framework", [("rlinf/rlinf-train-one-step.log", "rlinf"),
+                                               ("verl/verl-train-one-step.log", "verl")])
+def test_log_checks_framework_printed_one_step_passes(fixture, framework):
+    result = checks.log_checks(fw_log(fixture), _job_state(COMPLETE), "n", {"framework": framework, "mode": "train"})
+    assert failing(result) == []
+    assert find(result, "completion_marker")["actual"] is True
+
+
+def test_log_checks_recorded_crash_fails_with_the_traceback():
     state = _job_state(FAILED, pods=[_pod("Failed", 1)])
-    expect = {"success_markers": FRAMEWORKS["rlinf"]["train_markers"], "error_patterns": L5_ERROR_PATTERNS}
-    result = checks.log_checks(log("l5-train-fails.log"), state, "p5-node-1", expect)
+    expect = {"framework": "trl", "mode": "train", "error_patterns": L5_ERROR_PATTERNS}
+    result = checks.log_checks(fw_log("trl/trl-train-crash.log.gz"), state, "cpu-host", expect)
     job = find(result, "job")
     assert (job["actual"], job["expected"]) == ("Failed", "Complete")
     assert job["fail_msg"] == "BackoffLimitExceeded: Job has reached the specified backoff limit (exit code 1)"
     assert find(result, "completion_marker")["actual"] is False
-    traceback, error = [c for c in result if c["name"] == "log_errors"]
+    traceback = [c for c in result if c["name"] == "log_errors"][0]
     assert traceback["actual"] == ["Traceback (most recent call last):"]
-    assert traceback["fail_msg"] == "lines matching %r" % L5_ERROR_PATTERNS[0]
-    assert error["actual"] == ["ERROR: training step failed (exit code 1)"]
-    assert [n for n, node in failing(result)] == ["job", "completion_marker", "log_errors", "log_errors"]
+    assert [n for n, node in failing(result)] == ["job", "completion_marker", "log_errors"]
+
+
+@pytest.mark.parametrize("fixture,framework,seen", [
+    ("trl/trl-train-no-max-steps.log.gz", "trl", "0%|          | 0/96 ["),
+    ("rlinf/rlinf-train-override-ignored.log", "rlinf", "Global Step:    1/1000"),
+    ("verl/verl-train-override-ignored.log", "verl", "'step:2 -'"),
+])
+def test_log_checks_override_ignored_fails_on_the_real_log(fixture, framework, seen):
+    launched = {"command": ["bash", "examples/embodiment/run_embodiment.sh", "maniskill_ppo_openvlaoft"],
+                "overrides": ["runner.max_steps=1"], "delivery": "environment variable HYDRA_OVERRIDES"}
+    state = _job_state(pods=[_pod("Running")])  # deleted while it ran
+    result = checks.log_checks(fw_log(fixture), state, "n", {"framework": framework, "mode": "train",
+                                                             "launched": launched})
+    assert names(result) == ["override"]
+    check = result[0]
+    assert check["actual"] is False and seen in check["fail_msg"]
+    assert check["fail_msg"].startswith("the one-step override did not take effect: bash examples/embodiment/"
+                                        "run_embodiment.sh maniskill_ppo_openvlaoft ignored runner.max_steps=1 "
+                                        "(passed as environment variable HYDRA_OVERRIDES)")
+    assert "overrides_env" in check["hint"]
 
 
 def test_log_checks_problem_before_start():
@@ -804,59 +854,64 @@ def test_log_checks_error_hits_are_capped_at_three():
     assert find(result, "log_errors")["actual"] == ["ERROR: worker 0 lost", "ERROR: worker 1 lost", "ERROR: worker 2 lost"]
 
 
-def test_log_checks_marker_is_any_of():
-    result = checks.log_checks("all good\nTRAINING_STEP_TEST_PASSED\n", _job_state(COMPLETE), "n",
-                               {"success_markers": ["Global Step: 1/1", "TRAINING_STEP_TEST_PASSED"]})
+def test_log_checks_marker_is_any_of_and_a_regex():
+    result = checks.log_checks(fw_log("trl/trl-train-one-step.log.gz"), _job_state(COMPLETE), "n",
+                               {"success_markers": [r"Global Step:\s+1/1\b", "TRAINING_STEP_TEST_PASSED"]})
     assert find(result, "completion_marker")["actual"] is True
+    result = checks.log_checks(fw_log("rlinf/rlinf-train-one-step.log"), _job_state(COMPLETE), "n",
+                               {"success_markers": ["Global Step: 1/1"]})  # the old substring never matched
+    assert find(result, "completion_marker")["actual"] is False
 
 
-def test_success_rates_rlinf_pattern():
-    rates = checks.success_rates(log("l6-eval.log"), FRAMEWORKS["rlinf"]["eval_pattern"])
-    assert len(rates) == 11
-    assert rates["eval/libero_10/success_rate"] == pytest.approx(0.92)
-    assert rates["eval/libero_10/task_06/success_rate"] == pytest.approx(0.86)
-
-
-def test_success_rates_verl_pattern_one_metric_per_line():
-    text = "(TaskRunner pid=812) step:0 - val-core/libero_10/test_score/mean@1:0.75\nval/success_rate = 0.5\n"
-    rates = checks.success_rates(text, FRAMEWORKS["verl"]["eval_pattern"])
-    assert rates == {"val-core/libero_10/test_score/mean@1": 0.75, "val/success_rate": 0.5}
-
-
-def test_success_rates_verl_console_line_with_several_metrics():
-    text = ("step:0 - val-core/libero_10/test_score/mean@1:0.75 - val-aux/libero_10/success_rate/mean@1:0.2 - "
-            "timing_s/testing:41.2\n")
-    rates = checks.success_rates(text, FRAMEWORKS["verl"]["eval_pattern"])
-    assert rates == {"val-core/libero_10/test_score/mean@1": 0.75, "val-aux/libero_10/success_rate/mean@1": 0.2}
-
-
-def test_success_rates_edge_cases():
-    pattern = FRAMEWORKS["custom"]["eval_pattern"]
+def test_success_rates_accepts_a_pattern_or_a_list():
+    pattern = r"(?P<name>[\w/.-]*success_rate)\s*[:=]\s*(?P<value>[0-9.]+)"
     assert checks.success_rates("success_rate=0.2\nsuccess_rate=0.4\n", pattern) == {"success_rate": 0.4}
-    assert checks.success_rates("success_rate: 1.2.3\n", pattern) == {}
+    assert checks.success_rates("success_rate: 1.2.3\n", [pattern]) == {}
     assert checks.success_rates(None, pattern) == {}
     assert checks.success_rates("success_rate: 0.5", r"success_rate:\s*([0-9.]+)") == {}
 
 
-def test_l6_rates_above_the_floor():
-    expect = {"pattern": FRAMEWORKS["rlinf"]["eval_pattern"], "floor": 0.8, "error_patterns": L5_ERROR_PATTERNS,
-              "success_markers": ["never printed"]}
-    result = checks.l6_checks(log("l6-eval.log"), _job_state(COMPLETE), "p5-node-1", expect)
+@pytest.mark.parametrize("fixture,framework,metrics", [
+    ("trl/trl-eval.log", "trl", {"eval/success_rate": 0.4375}),
+    ("rlinf/rlinf-eval.log", "rlinf", {"eval/success_once": 0.6875, "eval/success_at_end": 0.640625}),
+    ("verl/verl-val-only.log", "verl", {"val-core/openai/gsm8k/acc/mean@1": 0.75}),
+])
+def test_l6_reads_every_success_metric_of_the_real_log(fixture, framework, metrics):
+    expect = {"framework": framework, "floor": 0.4, "error_patterns": L5_ERROR_PATTERNS}
+    result = checks.l6_checks(fw_log(fixture), _job_state(COMPLETE), "n", expect)
     assert "completion_marker" not in names(result)
-    rates = [c for c in result if c["name"].startswith("success_rate:")]
-    assert len(rates) == 11
+    assert {c["name"][len("success_rate:"):]: c["actual"] for c in result if c["name"].startswith("success_rate:")} \
+        == pytest.approx(metrics)
     assert failing(result) == []
-    overall = find(result, "success_rate:eval/libero_10/success_rate")
-    assert (overall["op"], overall["actual"], overall["expected"], overall["node"]) == ("ge", pytest.approx(0.92), 0.8, "p5-node-1")
 
 
-def test_l6_rates_below_the_floor():
-    expect = {"pattern": FRAMEWORKS["rlinf"]["eval_pattern"], "floor": 0.5}
-    result = checks.l6_checks(log("l6-eval-low.log"), _job_state(COMPLETE), "n", expect)
-    assert len(failing(result)) == 11
-    check = find(result, "success_rate:eval/libero_10/task_06/success_rate")
-    assert (check["actual"], check["expected"]) == (pytest.approx(0.12), 0.5)
-    assert "floor" in check["hint"]
+@pytest.mark.parametrize("fixture,framework,name,value", [
+    ("trl/trl-eval-low.log", "trl", "eval/success_rate", 0.0),
+    ("rlinf/rlinf-eval-low.log", "rlinf", "eval/success_once", 0.203125),
+    ("verl/verl-val-only-low.log", "verl", "val-core/openai/gsm8k/acc/mean@1", 0.25),
+])
+def test_l6_below_the_floor_fails_on_the_real_log(fixture, framework, name, value):
+    result = checks.l6_checks(fw_log(fixture), _job_state(COMPLETE), "n", {"framework": framework, "floor": 0.5})
+    check = find(result, "success_rate:" + name)
+    assert (check["actual"], check["expected"], check["op"]) == (pytest.approx(value), 0.5, "ge")
+    assert not passed(check) and "floor" in check["hint"]
+
+
+def test_l6_floor_per_metric_over_the_default():
+    expect = {"framework": "rlinf", "floor": 0.9, "floors": {"success_once": 0.6, "eval/success_at_end": 0.6}}
+    result = checks.l6_checks(fw_log("rlinf/rlinf-eval.log"), _job_state(COMPLETE), "n", expect)
+    assert [(c["name"], c["expected"]) for c in result if c["name"].startswith("success_rate:")] == [
+        ("success_rate:eval/success_at_end", 0.6), ("success_rate:eval/success_once", 0.6)]
+    assert failing(result) == []
+
+
+def test_l6_evaluation_that_trains_fails():
+    launched = {"command": ["python3", "-m", "verl.trainer.main_ppo"], "overrides": ["trainer.val_only=True"]}
+    result = checks.l6_checks(fw_log("verl/verl-train-one-step.log"), _job_state(COMPLETE), "n",
+                              {"framework": "verl", "launched": launched})
+    assert names(result) == ["override"]
+    assert result[0]["fail_msg"].startswith("the evaluation started training: python3 -m verl.trainer.main_ppo ran "
+                                            "training steps despite trainer.val_only=True")
 
 
 def test_l6_default_floor_is_zero_and_default_pattern():
@@ -867,21 +922,16 @@ def test_l6_default_floor_is_zero_and_default_pattern():
 
 
 def test_l6_no_metric_is_missing_evidence():
-    expect = {"pattern": FRAMEWORKS["rlinf"]["eval_pattern"], "floor": 0.5}
-    result = checks.l6_checks(log("l5-train-step.log"), _job_state(COMPLETE), "n", expect)
+    result = checks.l6_checks(fw_log("trl/trl-train-one-step.log.gz"), _job_state(COMPLETE), "n", {"framework": "rlinf"})
     check = find(result, "success_rate")
     assert (check["actual"], check["evidence_missing"]) == (None, True)
-    assert check["fail_msg"] == "no success-rate metric in the log (pattern %s)" % FRAMEWORKS["rlinf"]["eval_pattern"]
-    assert "l6_evaluation pattern" in check["hint"]
-
-
-def test_l6_no_metric_message_names_the_default_pattern():
-    result = checks.l6_checks("nothing here\n", _job_state(COMPLETE), "n", {})
-    assert "None" not in find(result, "success_rate")["fail_msg"]
+    assert check["fail_msg"].startswith("no success metric in the log (patterns '(?P<name>eval/success_")
+    assert "evaluation.pattern" in check["hint"]
 
 
 def test_l6_failed_job_stops_before_rates():
-    result = checks.l6_checks(log("l6-eval.log"), _job_state(FAILED, pods=[_pod("Failed", 137)]), "n", {"floor": 0.5})
+    result = checks.l6_checks(fw_log("trl/trl-eval.log"), _job_state(FAILED, pods=[_pod("Failed", 137)]), "n",
+                              {"floor": 0.5})
     assert names(result) == ["job"]
     assert find(result, "job")["fail_msg"] == "BackoffLimitExceeded: Job has reached the specified backoff limit (exit code 137)"
 
@@ -892,10 +942,11 @@ def test_l6_empty_log_stops_before_rates():
 
 
 def test_l6_error_lines_do_not_hide_the_rates():
-    text = log("l6-eval.log") + "\nERROR: env worker 3 restarted\n"
-    result = checks.l6_checks(text, _job_state(COMPLETE), "n", {"error_patterns": [r"(^|\s)ERROR:"], "floor": 0.5})
+    text = fw_log("trl/trl-eval.log") + "\nERROR: env worker 3 restarted\n"
+    expect = {"error_patterns": [r"(^|\s)ERROR:"], "floor": 0.4, "framework": "trl"}
+    result = checks.l6_checks(text, _job_state(COMPLETE), "n", expect)
     assert failing(result) == [("log_errors", "n")]
-    assert len([c for c in result if c["name"].startswith("success_rate:")]) == 11
+    assert len([c for c in result if c["name"].startswith("success_rate:")]) == 1
 
 
 def test_l6_problem_before_start():
@@ -998,26 +1049,41 @@ def test_nccl_mpijob_unknown_type_and_no_nodes():
     assert empty["instance_type"] == ""
 
 
-EXAMPLE_FRAMEWORKS = {"rlinf": {"train_overrides": "runner.max_steps=1", "eval_overrides": "runner.only_eval=True"},
-                      "custom": {"train_overrides": "", "eval_overrides": ""}}
-
-
-def test_example_job_train_merges_overrides_and_simulator_env():
-    example = {"name": "libero-pi0", "framework": "rlinf", "command": ["bash", "run.sh"], "overrides": "data.n=2",
+def test_example_job_train_appends_the_contract_overrides_and_keeps_the_simulator_env():
+    example = {"name": "maniskill", "framework": "rlinf", "command": ["python", "train.py"], "overrides": "data.n=2",
                "env": {"A": "1"}}
-    job = checks.example_job(example, "train", EXAMPLE_FRAMEWORKS, [{"node": "n0", "gpus": 8, "efa": 32}], "img:1", 3600,
-                             {"LIBERO_DATASET_DIR": "/fsx/libero", "A": "0"})
-    assert job["name"] == "train-libero-pi0" and job["image"] == "img:1"
-    assert job["env"] == {"LIBERO_DATASET_DIR": "/fsx/libero", "A": "1", "HYDRA_OVERRIDES": "runner.max_steps=1 data.n=2"}
+    job = checks.example_job(example, "train", [{"node": "n0", "gpus": 8, "efa": 32}], "img:1", 3600,
+                             {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "0"})
+    assert job["name"] == "train-maniskill" and job["image"] == "img:1"
+    assert job["env"] == {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "1"}
+    assert job["command"] == ["python", "train.py"]
+    assert job["args"] == ["runner.max_steps=1", "runner.save_interval=-1", "runner.val_check_interval=-1", "data.n=2"]
+    assert job["launched"]["delivery"] == "appended arguments"
     assert (job["gpus"], job["efa"], job["nodes"], job["deadline_s"]) == (8, 32, 1, 3600)
 
 
-def test_example_job_eval_uses_the_evaluation_overrides_and_unknown_framework_is_custom():
-    example = {"name": "x", "framework": "nope", "command": ["a"], "evaluation": {"overrides": "val=1"}, "gpus": 1,
-               "nodes": 2}
-    job = checks.example_job(example, "eval", EXAMPLE_FRAMEWORKS, [], "img:2", 600)
-    assert job["env"]["HYDRA_OVERRIDES"] == "val=1"
+def test_example_job_overrides_in_the_variable_the_launcher_reads():
+    example = {"name": "eks", "framework": "rlinf", "command": ["bash", "run_training_eks.sh"],
+               "overrides_env": "HYDRA_OVERRIDES"}
+    job = checks.example_job(example, "train", [], "img", 60)
+    assert job["args"] == []
+    assert job["env"]["HYDRA_OVERRIDES"] == "runner.max_steps=1 runner.save_interval=-1 runner.val_check_interval=-1"
+    assert job["launched"]["delivery"] == "environment variable HYDRA_OVERRIDES"
+
+
+def test_example_job_eval_uses_the_evaluation_command_and_overrides():
+    example = {"name": "x", "framework": "verl", "command": ["train"], "gpus": 1, "nodes": 2,
+               "evaluation": {"command": ["python3", "-m", "verl.trainer.main_ppo"], "overrides": ["data.val=1"]}}
+    job = checks.example_job(example, "eval", [], "img:2", 600)
+    assert job["command"] == ["python3", "-m", "verl.trainer.main_ppo"]
+    assert job["args"] == ["trainer.val_only=True", "trainer.val_before_train=True", "trainer.logger=[console]",
+                           "data.val=1"]
     assert (job["name"], job["gpus"], job["efa"], job["nodes"]) == ("eval-x", 1, 0, 2)
+
+
+def test_example_job_unknown_framework_is_one_sentence():
+    with pytest.raises(ValueError, match="framework 'nope' has no contract; use one of custom, rlinf, trl, verl"):
+        checks.example_job({"name": "x", "framework": "nope"}, "train", [], "img", 60)
 
 
 # ------------------------------------------------------------------------------------------ nccl

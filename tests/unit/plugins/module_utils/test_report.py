@@ -223,3 +223,15 @@ def test_phase0_gate_is_said_under_the_table():
     (report,) = r.build_reports(stats)
     assert r.render_table(report)[-1] == "Phase 0 gate (warn): L5 on p5.48xlarge: no pass"
     assert r.report_json([report])["clusters"][0]["phase0_gate"]["reason"] == "missing"
+
+
+def test_l6_rows_show_every_success_metric_with_its_floor():
+    checks = [{"name": "job", "passed": True, "actual": "Complete", "expected": "Complete"},
+              {"name": "success_rate:eval/success_once", "passed": True, "actual": 0.6875, "expected": 0.5},
+              {"name": "success_rate:eval/success_at_end", "passed": False, "actual": 0.2, "expected": 0.5,
+               "node": "n", "message": "success_rate:eval/success_at_end: 0.2 (expected >= 0.5)"}]
+    stats = {"c": {"plan": [], "levels": {"l6/x": level("l6/x", "L6", "Evaluation: x", 6, 4, "FAIL", checks)}}}
+    lines = r.render_table(r.cluster_report("c", stats["c"]))
+    assert lines[5].startswith("L6      Evaluation: x")
+    assert lines[6] == "        eval/success_once = 0.6875 (floor 0.5)"
+    assert lines[7] == "        n: success_rate:eval/success_at_end: 0.2 (expected >= 0.5)"
