@@ -11,7 +11,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario bench changelog clean test-faults
+        sim-status sim-scenario bench bench-fleet changelog clean test-faults
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
@@ -76,6 +76,9 @@ test-gpu: venv
 
 bench: venv
 	$(BIN)/python benchmarks/parse_throughput/run.py
+
+bench-fleet: venv sim-build
+	$(BIN)/python benchmarks/fleet_scale/run.py --nodes 2,16,64,256
 
 changelog: venv
 	$(BIN)/antsibull-changelog release
