@@ -17,7 +17,7 @@ for path in sys.stdin.buffer.read().decode().split("\0"):
 ' "$dest"
 # Modules that reuse kubernetes.core's client code (pod_logs) import it: ansible-test finds collections
 # beside the one under test, so put the pinned kubernetes.core (from the ansible package) there.
-k8s_core=$("$root/.venv/bin/python" -c 'import ansible_collections.kubernetes.core as m, os; print(os.path.dirname(m.__file__))')
+k8s_core=$("$root/.venv/bin/python" -c 'import ansible_collections.kubernetes.core as m; print(list(m.__path__)[0])')
 mkdir -p "$work/ansible_collections/kubernetes"
 cp -r "$k8s_core" "$work/ansible_collections/kubernetes/core"
 cd "$dest"
