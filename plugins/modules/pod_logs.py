@@ -89,9 +89,9 @@ pods:
     node: {description: Node the pod ran on (empty when it never was scheduled)., type: str, returned: always}
     labels: {description: The pod's labels., type: dict, returned: always}
     phase: {description: The pod's phase when it was listed., type: str, returned: always}
-    exit_code: {description: Exit code of the container when it terminated, else null., type: int, returned: always}
+    exit_code: {description: 'Exit code of the container when it terminated, else null.', type: int, returned: always}
     log: {description: The log text (empty when it could not be read)., type: str, returned: always}
-    error: {description: Why the log could not be read, empty when it was., type: str, returned: always}
+    error: {description: 'Why the log could not be read; empty when it was read.', type: str, returned: always}
 elapsed_s:
   description: Seconds the reads took together.
   returned: always

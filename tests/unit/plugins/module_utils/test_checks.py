@@ -1329,4 +1329,3 @@ def test_transport_fabric_and_missing_nic_line():
     assert entries["nccl_efa_nics"]["evidence_missing"]
     old = {e["name"]: e for e in judged({"facts": facts(), "expect": {"transport": {"fabric": "efa-direct"}}})}
     assert old["nccl_ofi_fabric"]["passed"] and "1.14+" in old["nccl_ofi_fabric"]["message"]
-

@@ -15,7 +15,7 @@ def test_no_more_than_workers_calls_are_in_flight():
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}
 
-    def call(_):
+    def call(_item):
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
