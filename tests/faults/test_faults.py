@@ -21,7 +21,7 @@ pytestmark = pytest.mark.faults
 
 # Short bounds for the sim; the defaults are what users get (validation_api_timeout_s 60).
 FAST = {"validation_lease_margin_s": 20, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60,
-        "validation_example": "libero-pi0"}
+        "validation_example": "libero-10-openvlaoft"}
 CLEANUP_WITHIN_S = 30  # the bound: an interrupted run's objects are gone this long after the signal
 
 

@@ -76,7 +76,7 @@ def test_the_shipped_rbac_is_enough_and_the_token_never_shows(core, batch, custo
     run_id = "rbac-" + str(int(time.time()))[-6:]
     started = time.monotonic()
     result, report = run_with_runner(tmp_path, kubeconfig, "l0,l1,l2,l3,l5", run_id,
-                                     validation_example="libero-pi0")
+                                     validation_example="libero-10-openvlaoft")
     stdout = result.stdout.read()
     faultkit.record("RBAC: a ServiceAccount token bound to rbac/rlstack-validation.yml only (L0-L3, L5)",
                     verdict=result.status, seconds_to_verdict=round(time.monotonic() - started, 1),
