@@ -74,7 +74,7 @@ def test_run_reports_a_job_kueue_never_admits(core, batch, tmp_path):
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",
            "--tags", "l5", "-e", f"validation_kubeconfig={simkit.KUBECONFIG}", "-e", f"validation_run_id={run_id}",
            "-e", "validation_kueue_queue=team-a", "-e", f"validation_problem_grace_s={GRACE_S}",
-           "-e", f"l5_training_step_timeout_s={TIMEOUT_S}", "-e", "validation_example=libero-pi0"]
+           "-e", f"l5_training_step_timeout_s={TIMEOUT_S}", "-e", "validation_example=libero-10-openvlaoft"]
     started = time.monotonic()
     run = subprocess.run(cmd, cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
                          check=False)
