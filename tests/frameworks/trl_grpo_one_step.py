@@ -64,7 +64,7 @@ def evaluate(trainer_model, tok, target, n=16):
     hits = 0
     with torch.no_grad():
         for prompt in prompts(n, offset=5):
-            ids = tok(prompt, return_tensors="pt").input_ids
+            ids = tok(prompt, return_tensors="pt").input_ids.to(trainer_model.device)
             out = trainer_model.generate(ids, max_new_tokens=1, do_sample=False, pad_token_id=tok.pad_token_id)
             hits += tok.decode(out[0, ids.shape[1]:]).strip() == target
     return hits / n
@@ -80,7 +80,9 @@ def main(argv=None):
     opts, rest = own.parse_known_args(argv)
     (args,) = TrlParser((GRPOConfig,)).parse_args_and_config(
         ["--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "4",
-         "--logging_steps", "1", "--save_strategy", "no", "--report_to", "none", "--use_cpu", "true",
+         "--logging_steps", "1", "--save_strategy", "no", "--report_to", "none",
+         # the GPU when there is one (the H200 run of docs/hardware.md), else the CPU
+         "--use_cpu", "false" if torch.cuda.is_available() else "true",
          "--learning_rate", "1e-3", "--seed", "0"] + rest)
     tok = tokenizer()
     policy = model(tok, opts.seed_model)
@@ -88,18 +90,19 @@ def main(argv=None):
                           train_dataset=Dataset.from_dict({"prompt": prompts(32)}), processing_class=tok)
     if opts.mode == "train":
         trainer.train()
-        print("global_step=%d max_steps=%d" % (trainer.state.global_step, trainer.state.max_steps), flush=True)
+        print("global_step=%d max_steps=%d device=%s" % (trainer.state.global_step, trainer.state.max_steps,
+                                                          trainer.model.device), flush=True)
         if trainer.state.global_step == 1:
             print("TRAINING_STEP_TEST_PASSED", flush=True)
         return 0
     # Evaluation only: no optimisation step is taken.
     target = opts.eval_target
     if target is None:
-        ids = tok(prompts(1, offset=5)[0], return_tensors="pt").input_ids
+        ids = tok(prompts(1, offset=5)[0], return_tensors="pt").input_ids.to(trainer.model.device)
         out = policy.generate(ids, max_new_tokens=1, do_sample=False, pad_token_id=tok.pad_token_id)
         target = tok.decode(out[0, ids.shape[1]:]).strip()
     rate = evaluate(trainer.model, tok, target)
-    print("global_step=%d (evaluation only)" % trainer.state.global_step, flush=True)
+    print("global_step=%d (evaluation only) device=%s" % (trainer.state.global_step, trainer.model.device), flush=True)
     print("eval/success_rate=%.4f" % rate, flush=True)
     return 0
 

@@ -763,10 +763,11 @@ COMPLETE = {"type": "Complete", "status": "True"}
 FAILED = {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}
 
 
-def test_log_checks_recorded_trl_one_step_passes():
+@pytest.mark.parametrize("fixture", ["trl/trl-train-one-step.log.gz", "trl/trl-train-one-step-h200.log.gz"])
+def test_log_checks_recorded_trl_one_step_passes(fixture):
     state = _job_state(COMPLETE, pods=[_pod("Succeeded", 0)])
     expect = {"framework": "trl", "mode": "train", "error_patterns": L5_ERROR_PATTERNS}
-    result = checks.log_checks(fw_log("trl/trl-train-one-step.log.gz"), state, "cpu-host", expect)
+    result = checks.log_checks(fw_log(fixture), state, "cpu-host", expect)
     assert names(result) == ["job", "completion_marker", "log_errors", "log_errors"]
     assert failing(result) == []
     assert find(result, "completion_marker")["fail_msg"] == "looked for \"'train_runtime':\""

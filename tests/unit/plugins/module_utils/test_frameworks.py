@@ -49,6 +49,7 @@ def test_metric_values_in_every_format_frameworks_print(text, value):
 
 @pytest.mark.parametrize("fixture,framework,progress", [
     ("trl/trl-train-one-step.log.gz", "trl", {(0, 1), (1, 1)}),
+    ("trl/trl-train-one-step-h200.log.gz", "trl", {(0, 1), (1, 1)}),
     ("rlinf/rlinf-train-one-step.log", "rlinf", {(1, 1)}),
     ("rlinf/rlinf-train-override-ignored.log", "rlinf", {(1, 1000), (2, 1000)}),
     ("verl/verl-train-one-step.log", "verl", {(0, None), (1, None)}),

@@ -144,3 +144,43 @@ def test_the_rank_script_prints_the_json_after_the_marker(tmp_path):
     old.chmod(0o755)
     run = subprocess.run(["/bin/sh", str(script), str(old), "-b", "8"], capture_output=True, check=False)
     assert run.returncode == 0 and _nccl.parse_bytes(run.stdout)["results_source"] == "text"
+
+
+RECORDED = REPO / "tests" / "unit" / "fixtures" / "nccl" / "nccl-tests-h200"
+RECORDED_RUNS = ("allreduce-1xh200-nccl-tests-2.19.6-plain", "allreduce-1xh200-nccl-tests-2.19.6-periter",
+                 "allreduce-1xh200-nccl-tests-2.19.6-timestamps", "allgather-1xh200-nccl-tests-2.19.6-debuginfo")
+
+
+@pytest.mark.parametrize("base", RECORDED_RUNS)
+def test_recorded_h200_json_and_text_of_the_same_run_agree(base):
+    """The real nccl-tests on an H200 (SOURCES.md there): the JSON the launcher ships and the text agree."""
+    text, doc = (RECORDED / (base + ".log")).read_bytes(), (RECORDED / (base + ".json")).read_text()
+    text_only = _nccl.parse_bytes(text)
+    lines = text.decode().splitlines() + ["# " + _nccl_json.JSON_MARKER + doc.replace("\n", "")]
+    both = _nccl.parse_bytes("".join("[1,0]<stdout>:" + line + "\n" for line in lines).encode())
+    assert text_only["results_source"] == "text" and both["results_source"] == "json"
+    assert both["json_text_mismatch"] == []
+    json_rows, text_rows = both["tables"][0]["rows"], text_only["tables"][0]["rows"]
+    sizes = [r["size"] for r in text_rows]
+    # all_gather rounds -b 8 on one rank down to 0 bytes (the real tool's first row)
+    assert [r["size"] for r in json_rows] == sizes and sizes[0] == (8 if base.startswith("allreduce") else 0)
+    assert sizes[-1] == (1 << 30 if base.startswith("allreduce") else 128 << 20)  # -f 4 from 8 B stops under 256M
+    for a, b in zip(json_rows, text_rows):
+        for side in ("out_of_place", "in_place"):
+            assert a[side]["busbw"] == b[side]["busbw"] == 0.0   # one rank
+            assert a[side]["wrong"] == b[side]["wrong"] == 0
+            assert a[side]["time_us"] == pytest.approx(b[side]["time_us"], abs=0.006)
+    for key in ("peak_busbw", "largest_size", "wrong_total", "complete"):
+        assert both[key] == text_only[key], key
+    assert both["complete"] is True and both["nccl_tests_json"]["nccl_version"] == "2.28.3"
+    assert both["nccl_tests_json"]["devices"][0]["device_info"] == "NVIDIA H200"
+
+
+def test_recorded_h200_debug_log_names_version_network_and_driver():
+    from ansible_collections.rlstack.validation.plugins.module_utils import _fingerprint
+    text = (RECORDED / "allgather-1xh200-nccl-tests-2.19.6-debuginfo.log").read_text()
+    result = _nccl.parse_bytes(text.encode())
+    assert result["nccl_version"] == "2.28.3"
+    assert (result["network"], result["network_raw"]) == ("socket", "Socket")
+    assert result["tables"][0]["test"] == "all_gather_perf"
+    assert _fingerprint.log_versions(text) == {"cuda_driver": "13.0"}
