@@ -24,6 +24,9 @@ description:
   - Read-only; always returns C(changed=false).
 author:
   - rlstack.validation maintainers (@rlstack)
+extends_documentation_fragment:
+  - rlstack.validation._attributes
+  - rlstack.validation._attributes.info_module
 options:
   path:
     description:
@@ -37,13 +40,6 @@ options:
       - Ansible echoes module arguments in the task result (C(invocation)), so prefer O(path) for big logs.
       - Mutually exclusive with O(path); one of them is required.
     type: str
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it behaves the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
 notes:
   - The failure signature catalog (ids, meaning, hints) is documented in the collection's C(docs/nccl-parser.md).
   - RV(signatures) keeps the first 20 entries per id; RV(signature_counts) counts all of them.

@@ -22,6 +22,8 @@ author:
   - rlstack.validation maintainers (@rlstack)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - rlstack.validation._attributes
+  - rlstack.validation._attributes.info_module
 options:
   namespace:
     description: Namespace of the pods.
@@ -56,13 +58,6 @@ options:
     description: The most bytes read of each log (the end of a probe's log holds its result, so keep it generous).
     type: int
     default: 4194304
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it behaves the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
 seealso:
   - module: kubernetes.core.k8s_log
 """
