@@ -38,6 +38,12 @@ def sim(*args: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
+def l0_row(report: dict) -> dict:
+    """L0's row of a report.json (schema rlstack.validation report: clusters[].levels[])."""
+    return next(level for cluster in report["clusters"] for level in cluster["levels"]
+                if level.get("id") == "l0_infrastructure")
+
+
 def one_run(nodes: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="rlsv-bench-") as tmp:
         env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), KUBECONFIG=str(ROOT / ".sim" / "kubeconfig"))
@@ -47,7 +53,7 @@ def one_run(nodes: int) -> dict:
                               text=True, check=False)
         wall = time.monotonic() - t0
         report = json.loads((Path(tmp) / "report.json").read_text())
-    row = next(r for r in report["rows"] if r.get("id") == "l0_infrastructure" or str(r.get("level")) == "L0")
+    row = l0_row(report)
     return {"nodes": nodes, "rc": proc.returncode, "status": row.get("status"), "level_s": row.get("duration_s"),
             "wall_s": round(wall, 1), "checks": len(row.get("checks") or [])}
 
