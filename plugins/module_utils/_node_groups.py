@@ -506,13 +506,38 @@ def parse_hcl(text, where=""):
     return body, parser.heredocs
 
 
-def _walk_attrs(body):
-    """Every (name, value, line) of a body and its nested blocks."""
-    for name, (value, line) in body["attrs"].items():
-        yield name, value, line
+def _bodies_attrs(body):
+    """The attributes {name: (value, line)} of a body and of every nested block."""
+    yield body["attrs"]
     for _labels, inner, _line in body["blocks"]:
-        for item in _walk_attrs(inner):
+        for item in _bodies_attrs(inner):
             yield item
+
+
+def _with_defaults(value, defaults):
+    """The node group map with *_node_group_defaults filled in (each branch of a conditional)."""
+    if isinstance(value, tuple) and value and value[0] == "cond":
+        return ("cond", _with_defaults(value[1], defaults), _with_defaults(value[2], defaults))
+    if defaults is None or not isinstance(value, dict):
+        return value
+    if not isinstance(defaults, dict):
+        unknown = _Object()
+        for key, group in value.items():
+            unknown[key] = Unknown("defaults")
+        return unknown
+    out = _Object()
+    out.lines = getattr(value, "lines", {})
+    for key, group in value.items():
+        if isinstance(group, dict):
+            merged = dict(defaults)
+            merged.update(group)
+            if isinstance(defaults.get("labels"), dict) and isinstance(group.get("labels"), dict):
+                merged["labels"] = dict(defaults["labels"])
+                merged["labels"].update(group["labels"])
+            out[key] = merged
+        else:
+            out[key] = group
+    return out
 
 
 def _branches(value):
@@ -578,9 +603,14 @@ def from_terraform(files):
     for path in sorted(parsed):
         body, heredocs = parsed[path]
         pass_through = os.path.normpath(os.path.dirname(path)) in called
-        for name, value, line in _walk_attrs(body):
-            if name in ("eks_managed_node_groups", "self_managed_node_groups"):
-                out.extend(_tf_groups(value, name, path, line, name == "eks_managed_node_groups", pass_through))
+        for attrs in _bodies_attrs(body):
+            for name in ("eks_managed_node_groups", "self_managed_node_groups"):
+                if name in attrs:
+                    # terraform-aws-modules/eks: *_node_group_defaults apply to every group that does not set the key
+                    defaults = attrs.get(name[:-len("s")] + "_defaults", (None, 0))[0]
+                    value, line = attrs[name]
+                    out.extend(_tf_groups(_with_defaults(value, defaults), name, path, line,
+                                          name == "eks_managed_node_groups", pass_through))
         for labels, inner, line in body["blocks"]:
             if labels[:2] == ("resource", "aws_eks_node_group") and len(labels) >= 3:
                 out.append(_resource_node_group(labels[2], inner, path, line))
