@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _envsubst, _k8s_schema, _pitfall_rules
+from ansible_collections.rlstack.validation.plugins.module_utils import (
+    _envsubst, _k8s_schema, _node_groups, _pitfall_rules)
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     LintError, finding, fmt_path, is_k8s_object, object_label)
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import line_of, load_all
@@ -148,6 +149,53 @@ class ManifestLinter:
         self.skipped = []  # (file, why)
         self.unset = {}  # NAME -> [(file, line)]
         self.schema_used = set()
+        self._loaded = {}  # path -> (shown, text, rendered, unset, docs or LintError)
+
+    # --- the repository's node groups (context of the node_selector, toleration and gpu_efa_request rules)
+
+    def collect_node_groups(self, yaml_paths=(), terraform_paths=()):
+        """Read the node groups of eksctl ClusterConfigs, Karpenter NodePools (YAML files, rendered as they are
+        linted, and Terraform heredocs) and Terraform node groups into the rule options; returns them."""
+        groups = []
+        for path in yaml_paths or []:
+            if is_helm_template(path):
+                continue
+            shown, _text, _rendered, _unset, docs = self._load(path)
+            if isinstance(docs, LintError) or docs is None:
+                continue
+            for doc, marks, first_line in docs:
+                groups.extend(_node_groups.from_yaml_document(doc, shown, marks, first_line))
+        texts = {}
+        for path in terraform_paths or []:
+            try:
+                with open(path, "rb") as handle:
+                    texts[display_path(path, self.base)] = handle.read().decode("utf-8", errors="replace")
+            except (IOError, OSError):
+                continue  # the Terraform row reports unreadable files
+        groups.extend(_node_groups.from_terraform(texts))
+        self.opts["node_groups"] = groups
+        return groups
+
+    def _load(self, path):
+        """(shown, text, rendered, unset, [(doc, marks, first_line)] or the LintError) of a file, read once."""
+        if path in self._loaded:
+            return self._loaded[path]
+        shown = display_path(path, self.base)
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", errors="replace")
+        except (IOError, OSError) as exc:
+            self._loaded[path] = (shown, None, None, {}, LintError("cannot read %s: %s" % (shown, exc)))
+            return self._loaded[path]
+        rendered, unset = text, {}
+        if is_envsubst_template(text, self.envsubst, shown):
+            rendered, unset = _envsubst.substitute(text, self.values, self.only)
+        try:
+            docs = load_all(rendered, shown)
+        except LintError as exc:
+            docs = exc
+        self._loaded[path] = (shown, text, rendered, unset, docs)
+        return self._loaded[path]
 
     # --- one object
 
@@ -191,27 +239,20 @@ class ManifestLinter:
     # --- one file
 
     def lint_file(self, path):
-        shown = display_path(path, self.base)
         if is_helm_template(path):
-            self.skipped.append((shown, "a Helm chart template (render it with helm template first)"))
+            self.skipped.append((display_path(path, self.base), "a Helm chart template (render it with helm template first)"))
             return
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", errors="replace")
-        except (IOError, OSError) as exc:
-            self.findings.append(finding("yaml", "error", "cannot read %s: %s" % (shown, exc), YAML_FIX, file=shown))
+        shown, text, rendered, unset, docs = self._load(path)
+        if text is None:
+            self.findings.append(finding("yaml", "error", str(docs), YAML_FIX, file=shown))
             return
-        rendered, unset = text, {}
-        if is_envsubst_template(text, self.envsubst, shown):
-            rendered, unset = _envsubst.substitute(text, self.values, self.only)
-        try:
-            docs = load_all(rendered, shown)
-        except LintError as exc:
+        if isinstance(docs, LintError):
+            exc = docs
             line = 0
             match = re.search(r"line (\d+), column (\d+)", str(exc))
             if match:
                 line = int(match.group(1))
-            if any(is_k8s_object_text(part) for part in [rendered]):
+            if is_k8s_object_text(rendered):
                 self.files.append(shown)
                 self.findings.append(finding("yaml", "error", str(exc), YAML_FIX, file=shown, line=line,
                                              actual=1, expected=0, unit="errors"))

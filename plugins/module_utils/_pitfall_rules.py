@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     SEVERITIES, LintError, finding, fmt_path, is_k8s_object, object_label)
@@ -490,6 +491,181 @@ def _rule_simulator_config(ctr, opts):
                ctr.path + ("env",), {"actual": False, "expected": True, "op": "true"})
 
 
+# --------------------------------------------------------------------------------------------------
+# GPU/EFA requests, hugepages, node selectors and tolerations (the last two with the repository's node groups)
+
+
+def requested(container, names):
+    """{name: count or None (a placeholder)} of the resources named that the container asks for (limits or
+    requests: for extended resources the API server requires the limit and makes the request equal to it,
+    which the schema row checks, _k8s_schema.resource_errors)."""
+    resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+    out = {}
+    for section in ("limits", "requests"):
+        values = resources.get(section) if isinstance(resources.get(section), dict) else {}
+        for name in names:
+            if name in values:
+                count = quantity(values.get(name))
+                if name not in out or (count is not None and (out[name] is None or count > out[name])):
+                    out[name] = count
+    return out
+
+
+def extended_resources(spec):
+    """Names of the extended resources (a domain outside *kubernetes.io, not hugepages-*) that any container of
+    the pod requests: the ExtendedResourceToleration admission plugin adds a toleration for each."""
+    names = set()
+    for _path, data in containers(spec):
+        resources = data.get("resources") if isinstance(data.get("resources"), dict) else {}
+        for section in ("limits", "requests"):
+            for name in (resources.get(section) or {}) if isinstance(resources.get(section), dict) else {}:
+                name = str(name)
+                if "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io") and not name.startswith("requests."):
+                    names.add(name)
+    return sorted(names)
+
+
+def _pod_title(pod):
+    where = fmt_path(pod["path"])
+    return "the pod of %s%s" % (object_label(pod["doc"]), " (%s)" % where if where else "")
+
+
+def _groups(opts):
+    return opts.get("node_groups") or []
+
+
+def _listed(groups, limit=6):
+    shown = "; ".join(_node_groups.describe(g) for g in groups[:limit])
+    return shown + ("; and %d more" % (len(groups) - limit) if len(groups) > limit else "")
+
+
+def _candidates(spec, opts):
+    """(selector, terms, node groups the pod's node selector and required node affinity allow), or None when
+    the repository declares no node groups or the pod targets nodes no reader models (HyperPod)."""
+    groups = _groups(opts)
+    if not groups:
+        return None
+    selector, terms = _node_groups.pod_selectors(spec)
+    if _node_groups.targets_hyperpod(selector, terms):
+        return None
+    extra = opts["node_label_prefixes"]
+    return selector, terms, [g for g in groups if _node_groups.fits(g, selector, terms, extra)]
+
+
+def _env_value(ctr, name):
+    value = ctr.env().get(name)
+    return None if value is None else str(value).strip().strip("'\"")
+
+
+def _instance_types_of(ctr, opts):
+    """The instance types the container's pod can land on, when all are known: the node selector's instance type,
+    else those of the node groups it fits; None when any is unknown."""
+    selector, terms = _node_groups.pod_selectors(ctr.spec)
+    for key in _node_groups.INSTANCE_TYPE_LABELS:
+        value = selector.get(key)
+        if value is not None and not _node_groups._placeholder(value):
+            return [str(value)], "its node selector %s=%s" % (key, value)
+    found = _candidates(ctr.spec, opts)
+    if not found or not found[2]:
+        return None, ""
+    types = []
+    for group in found[2]:
+        if not group["instance_types"]:
+            return None, ""
+        types.extend(group["instance_types"])
+    return sorted(set(types)), "the node groups it fits (%s)" % ", ".join(g["name"] for g in found[2])
+
+
+def _rule_gpu_efa_request(ctr, opts):
+    gpus = requested(ctr.data, opts["gpu_resources"])
+    efa = requested(ctr.data, opts["efa_resources"])
+    # FI_PROVIDER=efa in a GPU container without an EFA device: the EFA device plugin mounts the devices
+    # (/dev/infiniband/uverbs*) only into containers that request vpc.amazonaws.com/efa, so libfabric finds no
+    # EFA device (the AWS EKS guide "Manage EFA devices on Amazon EKS"; aws-samples/awsome-distributed-training's
+    # EFA manifests request it wherever they set FI_PROVIDER=efa)
+    if gpus and not efa and (_env_value(ctr, "FI_PROVIDER") or "").lower() == "efa":
+        yield ("%s sets FI_PROVIDER=efa and requests GPUs but no %s: without the resource no EFA device is in the "
+               "container, libfabric finds no EFA provider and NCCL's inter-node traffic fails or falls back to "
+               "TCP sockets" % (ctr.title, " or ".join(opts["efa_resources"])), ctr.path + ("resources",),
+               {"actual": 0, "expected": 1, "op": "ge", "unit": "EFA devices requested"})
+    asked = [(name, count, "gpu_count", "GPUs") for name, count in gpus.items() if count] + \
+            [(name, count, "efa_devices", "EFA devices") for name, count in efa.items() if count]
+    if not asked:
+        return
+    types, how = _instance_types_of(ctr, opts)
+    if not types:
+        return
+    profiles = []
+    for instance_type in types:
+        try:
+            profiles.append(_profiles.get_profile(instance_type))
+        except _profiles.ProfileNotFound:
+            return  # an instance type without a profile: its capacity is not known here
+    for name, count, field, what in asked:
+        most = max(p[field] or 0 for p in profiles)
+        if count > most:
+            yield ("%s requests %s: %d, but %s offer at most %d %s per node (%s): the pod stays Pending"
+                   % (ctr.title, name, count, how, most, what,
+                      ", ".join("%s %d" % (p["instance_type"], p[field] or 0) for p in profiles)),
+                   ctr.path + ("resources",), {"actual": count, "expected": most, "op": "le", "unit": what})
+
+
+def _rule_efa_hugepages(ctr, opts):
+    efa = requested(ctr.data, opts["efa_resources"])
+    if not efa:
+        return
+    if requested(ctr.data, ["hugepages-2Mi", "hugepages-1Gi"]):
+        return
+    if _env_value(ctr, "FI_EFA_USE_HUGE_PAGE") in ("0", "false", "no", "off"):
+        return  # libfabric's EFA provider then allocates its buffers from regular pages
+    yield ("%s requests %s but no hugepages-2Mi: libfabric's EFA provider allocates its packet buffers from huge "
+           "pages by default and, when the pod has none, falls back to regular pages (libfabric prov/util/src/util_buf.c ofi_bufpool_region_alloc)"
+           % (ctr.title, ", ".join(sorted(efa))), ctr.path + ("resources",),
+           {"actual": 0, "expected": "hugepages-2Mi", "op": "true"})
+
+
+def _rule_node_selector(pod, opts):
+    found = _candidates(pod["spec"], opts)
+    if found is None:
+        return
+    selector, terms, candidates = found
+    if candidates or not (selector or terms):
+        return
+    groups, extra = _groups(opts), opts["node_label_prefixes"]
+    missing = ["%s=%s" % (k, v) for k, v in sorted(selector.items())
+               if not any(_node_groups.fits(g, {k: v}, [], extra) for g in groups)]
+    if terms and not any(any(_node_groups._term_fits(g, t, extra) for g in groups) for t in terms):
+        missing.append("its required node affinity")
+    path = pod["path"] + (("nodeSelector",) if selector else ("affinity",))
+    yield ("%s selects %s, which no node group of the repository gives its nodes (and neither the kubelet, the "
+           "cloud provider, EKS nor Karpenter sets it): the pod stays Pending. Node groups: %s"
+           % (_pod_title(pod), ", ".join(missing) or "a combination", _listed(groups)), path,
+           {"actual": 0, "expected": 1, "op": "ge", "unit": "node groups that fit"})
+
+
+def _rule_toleration(pod, opts):
+    found = _candidates(pod["spec"], opts)
+    if found is None or not found[2]:
+        return
+    tolerations = [t for t in pod["spec"].get("tolerations") or [] if isinstance(t, dict)]
+    if opts["extended_resource_toleration"]:
+        # the ExtendedResourceToleration admission plugin (kubernetes plugin/pkg/admission/
+        # extendedresourcetoleration: key = the resource, operator Exists, effect NoSchedule), enabled on EKS since
+        # 1.19 (aws/containers-roadmap#739)
+        tolerations += [{"key": name, "operator": "Exists", "effect": "NoSchedule"}
+                        for name in extended_resources(pod["spec"])]
+    blocked = [(g, _node_groups.untolerated(g, tolerations)) for g in found[2]]
+    if not all(taints for _g, taints in blocked):
+        return
+    path = pod["path"] + (("tolerations",) if pod["spec"].get("tolerations") else ())
+    yield ("%s tolerates none of the taints of the node groups its node selector allows: %s; the pod stays Pending"
+           % (_pod_title(pod), "; ".join("%s has %s" % (g["name"], ", ".join(
+               "%s=%s:%s" % (t["key"], t["value"] if t["value"] is not None else "*", t["effect"]) for t in taints))
+               for g, taints in blocked)), path,
+           {"actual": 0, "expected": 1, "op": "ge", "unit": "node groups it tolerates"})
+
+
+
 RULES = (
     Rule("deadline", "error", "A Job, pod or MPIJob deadline (activeDeadlineSeconds) under the floor",
          "set activeDeadlineSeconds to at least %(min_deadline_s)d s: images of 15-20 GB take 5-10 minutes to pull "
@@ -510,6 +686,21 @@ RULES = (
          "provide the simulator's config file: for LIBERO set LIBERO_CONFIG_PATH to a directory holding "
          "config.yaml (a ConfigMap volume) or write it before the import; and keep stdin closed (seed pitfall 1)",
          "container", _rule_simulator_config),
+    Rule("gpu_efa_request", "warning", "A GPU or EFA request the pod's nodes cannot meet, or FI_PROVIDER=efa without EFA",
+         "request vpc.amazonaws.com/efa (as a limit; the request equals it) in every GPU container that sets "
+         "FI_PROVIDER=efa, and no more GPUs or EFA devices than one node of the target instance type has",
+         "container", _rule_gpu_efa_request),
+    Rule("efa_hugepages", "info", "An EFA container without hugepages-2Mi",
+         "add hugepages-2Mi (AWS's nccl-tests sample requests 5120Mi, with memory) to the limits of containers that "
+         "request EFA, or set FI_EFA_USE_HUGE_PAGE=0 where huge pages are unwanted (fork-heavy data loaders)",
+         "container", _rule_efa_hugepages),
+    Rule("node_selector", "warning", "A node selector that no node group of the repository labels",
+         "label a node group with it (eksctl labels, Terraform labels, Karpenter spec.template.metadata.labels) or "
+         "select a label the node groups set; add labels software sets on your nodes with "
+         "local_checks_node_label_prefixes", "pod", _rule_node_selector),
+    Rule("toleration", "warning", "A pod that tolerates the taints of none of the node groups it may run on",
+         "add a toleration for the node group's taint (key, value, effect) to the pod template, or select a node "
+         "group without taints", "pod", _rule_toleration),
     Rule("unset_variable", "warning", "A ${VAR} placeholder with no value",
          "give the variable a value (local_checks_values, an env file with local_checks_env_file, or -e), or "
          "restrict envsubst to the variables meant for it (local_checks_envsubst_vars)", "file", None),
@@ -527,6 +718,13 @@ DEFAULT_OPTIONS = {
     "inline_script_max_control_flow": 0,
     "shells": ["bash", "sh", "zsh", "dash", "ash", "ksh"],
     "simulators": copy.deepcopy(SIMULATORS),
+    "efa_resources": ["vpc.amazonaws.com/efa"],
+    # the repository's node groups (_node_groups); None or [] = none declared, and the node rules stay quiet
+    "node_groups": None,
+    # more label prefixes that software on the nodes sets (beyond _node_groups.AUTO_PREFIXES)
+    "node_label_prefixes": [],
+    # whether the cluster runs the ExtendedResourceToleration admission plugin (EKS does)
+    "extended_resource_toleration": True,
 }
 
 
@@ -605,7 +803,8 @@ def lint_document(doc, options=None, provided_env=None, file="", marks=None, fir
                 for ctr in ctrs:
                     emit(rule, rule.func(ctr, opts), ctr.name)
             elif rule.scope == "pod":
-                for message, path, extra in rule.func({"spec": spec, "containers": ctrs}, opts):
+                for message, path, extra in rule.func({"spec": spec, "containers": ctrs, "doc": doc, "path": spath},
+                                                      opts):
                     owner = next((c.name for c in ctrs if tuple(path[:len(c.path)]) == c.path), "")
                     emit(rule, [(message, path, extra)], owner)
     return out

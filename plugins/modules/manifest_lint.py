@@ -30,7 +30,12 @@ description:
     [image_pull_policy], an image tagged C(latest) or untagged, with its effective pull policy [image_tag], a GPU
     container without a memory-backed C(/dev/shm) [dev_shm], a multi-line C(sh -c) script with control flow
     [inline_script], a simulator workload (LIBERO) whose import would ask for its config file on stdin
-    [simulator_config], and unset placeholders [unset_variable]."
+    [simulator_config], a GPU container with C(FI_PROVIDER=efa) but no EFA device, or more GPUs/EFA devices than
+    its instance type has [gpu_efa_request], EFA without C(hugepages-2Mi) [efa_hugepages], a node selector that no
+    node group of the repository labels [node_selector], a pod that tolerates the taints of none of the node groups
+    it may run on [toleration], and unset placeholders [unset_variable]."
+  - The node rules need the repository's node groups (eksctl C(ClusterConfig), Karpenter C(NodePool), Terraform
+    node groups, see O(terraform_paths)); without any they report nothing.
   - Every finding has a severity (error, warning, info; O(pitfalls.severity) overrides the rule's), the file, line
     and column, the object and container, and the fix. Only errors fail a check.
   - Returns one check per object and group in the shape M(rlstack.validation.level_assert) judges.
@@ -73,6 +78,15 @@ options:
       - YAML files, and directories searched recursively for C(*.yml) and C(*.yaml) (hidden directories are
         skipped). Documents without C(apiVersion) and C(kind), such as Ansible playbooks, are left out.
       - A file that is not valid YAML fails its C(schema) check.
+    type: list
+    elements: path
+    default: []
+  terraform_paths:
+    description:
+      - Terraform files (C(*.tf)) read for the repository's node groups (C(eks_managed_node_groups),
+        C(self_managed_node_groups), C(aws_eks_node_group), Karpenter NodePools in heredocs); with the eksctl
+        C(ClusterConfig) and Karpenter C(NodePool) documents of O(paths) they are the context of the rules
+        C(node_selector), C(toleration) and C(gpu_efa_request).
     type: list
     elements: path
     default: []
@@ -148,7 +162,8 @@ options:
         description: The rules to run (default all).
         type: list
         elements: str
-        choices: [deadline, image_pull_policy, image_tag, dev_shm, inline_script, simulator_config, unset_variable]
+        choices: [deadline, image_pull_policy, image_tag, dev_shm, inline_script, simulator_config, gpu_efa_request,
+                  efa_hugepages, node_selector, toleration, unset_variable]
       severity:
         description: Severity per rule (V(error), V(warning) or V(info)), over the rule's default.
         type: dict
@@ -175,6 +190,22 @@ options:
             config_file, source}). Default: LIBERO (libero 0.1.1 reads C($LIBERO_CONFIG_PATH/config.yaml))."
         type: list
         elements: dict
+      efa_resources:
+        description: Extended resources that are EFA devices (default V(vpc.amazonaws.com/efa)).
+        type: list
+        elements: str
+      node_label_prefixes:
+        description:
+          - More node label prefixes that software on your nodes sets by itself (a node selector on them is never
+            reported), beyond the kubelet's, the cloud provider's, EKS's, eksctl's, Karpenter's, HyperPod's, NFD's
+            and GPU Feature Discovery's.
+        type: list
+        elements: str
+      extended_resource_toleration:
+        description:
+          - Whether the cluster runs the C(ExtendedResourceToleration) admission plugin (EKS does since 1.19); a pod
+            that requests C(nvidia.com/gpu) then tolerates C(nvidia.com/gpu:NoSchedule) taints without saying so.
+        type: bool
   simulator:
     description:
       - The inventory's simulator (C(validation_simulator_module), C(validation_simulator_env)), checked
@@ -307,11 +338,20 @@ files:
   type: list
   elements: str
   sample: [manifests/nccl.yaml]
+node_groups:
+  description:
+    - The node groups the repository declares (eksctl, Karpenter, Terraform), one line each with where, instance
+      types, labels and taints; the context of the rules C(node_selector), C(toleration) and C(gpu_efa_request).
+  returned: always
+  type: list
+  elements: str
+  sample: ["p5-ocdr (eksctl managed node group, eks.yaml:30; p5.48xlarge; labels: none; no taints)"]
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _envsubst, _k8s_schema, _pitfall_rules
+from ansible_collections.rlstack.validation.plugins.module_utils import (
+    _envsubst, _k8s_schema, _node_groups, _pitfall_rules)
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     LintError, check, finding_checks, finding_node, is_k8s_object)
 from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
@@ -328,6 +368,7 @@ def argument_spec():
             provided_env=dict(type="list", elements="str", default=[]),
         )),
         paths=dict(type="list", elements="path", default=[]),
+        terraform_paths=dict(type="list", elements="path", default=[]),
         base_dir=dict(type="path"),
         schema=dict(type="bool", default=True),
         kubernetes_version=dict(type="str", default="1.34"),
@@ -351,6 +392,9 @@ def argument_spec():
             inline_script_max_control_flow=dict(type="int"),
             shells=dict(type="list", elements="str"),
             simulators=dict(type="list", elements="dict"),
+            efa_resources=dict(type="list", elements="str"),
+            node_label_prefixes=dict(type="list", elements="str"),
+            extended_resource_toleration=dict(type="bool"),
         )),
         simulator=dict(type="dict", options=dict(
             module=dict(type="str"),
@@ -420,9 +464,11 @@ def run(module):
             module.warn(note)
     linter = ManifestLinter(validator, params["pitfalls"] or {}, params["unknown_kinds"], _values(params),
                             params["envsubst"], params["envsubst_vars"], base or "")
+    yaml_files = manifest_files(params["paths"])
+    node_groups = linter.collect_node_groups(yaml_files, params["terraform_paths"])
     for item in params["manifests"]:
         linter.lint_object(_inline_object(item), item["source"], provided_env=item.get("provided_env") or [])
-    for path in manifest_files(params["paths"]):
+    for path in yaml_files:
         linter.lint_file(path)
     findings = linter.finish()
     simulator = params.get("simulator") or {}
@@ -438,7 +484,7 @@ def run(module):
         item["node"] = finding_node(item)
     return dict(changed=False, documents=linter.documents, findings=findings, schema_checks=schema_checks,
                 pitfall_checks=pitfall_checks, kubernetes_version=validator.version if validator is not None else "",
-                files=linter.files, skipped=[{"file": f, "why": w} for f, w in linter.skipped])
+                files=linter.files, node_groups=[_node_groups.describe(g) for g in node_groups], skipped=[{"file": f, "why": w} for f, w in linter.skipped])
 
 
 def main():

@@ -209,8 +209,12 @@ def test_real_repositories_no_false_alarm(real):
     errors = [f for f in findings if f["severity"] == "error"]
     # every error is a real problem the repositories have; none is a pitfall false alarm
     assert set(f["rule"] for f in errors) <= {"shellcheck", "terraform_fmt", "yamllint"}, errors
-    for rule in ("simulator_config", "inline_script", "deadline"):
+    for rule in ("simulator_config", "deadline", "node_selector", "toleration", "gpu_efa_request"):
         assert [f for f in findings if f["rule"] == rule] == [], rule
+    # the one inline script with control flow is real: the `while true` loop of adt-terraform-eks's burst workload
+    inline = [(f["file"], f["object"]) for f in findings if f["rule"] == "inline_script"]
+    assert inline == [("adt-terraform-eks/1.architectures/4.amazon-eks/terraform/examples/karpenter-workloads.yaml",
+                       "Deployment/karpenter-burst-workload")], inline
     assert [f for f in findings if not f["file"] or not f["line"]] == [f for f in findings
                                                                        if f["rule"] == "terraform_validate"]
 
@@ -228,10 +232,14 @@ def test_real_repositories_expected_findings(real):
     assert "IMAGE_URI" in unset and "NUM_NODES" in unset and "PATH" not in unset
     shm = sorted(f["file"] for f in findings if f["rule"] == "dev_shm")
     assert any("raycluster.yaml" in s for s in shm) and not any("fsdp.yaml" in s for s in shm)
+    hugepages = sorted(f["file"] for f in findings if f["rule"] == "efa_hugepages")
+    assert any(h.endswith("nsight/EKS/fsdp.yaml") for h in hugepages)
+    assert not any(h.endswith("nccl-tests/kubernetes/nccl-tests.yaml") for h in hugepages)  # hugepages-2Mi: 5120Mi
+    assert all(f["severity"] == "info" for f in findings if f["rule"] == "efa_hugepages")
     terraform = real.row("local_terraform")
     assert terraform["status"] in ("PASS", "FAIL", "SKIPPED"), real.explain()
     tf_nodes = [c["node"] for c in terraform["checks"]]
-    assert any(n.endswith("hyperpod-slurm-tf") for n in tf_nodes)  # the one root module, not its modules/
+    assert any(n.endswith("hyperpod-slurm-tf") for n in tf_nodes)  # a root module, not its modules/
     assert not any("/modules/" in n for n in tf_nodes)
 
 

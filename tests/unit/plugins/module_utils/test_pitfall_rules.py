@@ -339,3 +339,110 @@ def test_copy_is_not_changed():
     before = copy.deepcopy(doc)
     r.lint_document(doc)
     assert doc == before
+
+
+# ------------------------------------------------------------------------------------------ the node rules
+# Context: the node groups of the repository (_node_groups). adt-terraform-eks is awsome-distributed-training's
+# Terraform EKS architecture (branch adding-tf-eks) with its own example workloads; eks-g4dn.yaml and
+# eks-p5-odcr-vpc.yaml are eksctl ClusterConfigs of the same repository as the nccl-tests MPIJob.
+
+TF_EKS = os.path.join(FIXTURES, "adt-terraform-eks", "1.architectures", "4.amazon-eks", "terraform")
+GPU_WORKLOAD = os.path.join(TF_EKS, "examples", "gpu-workload.yaml")
+KARPENTER_WORKLOADS = os.path.join(TF_EKS, "examples", "karpenter-workloads.yaml")
+EKS_G4DN = os.path.join(ADT, "1.architectures", "4.amazon-eks", "eks-g4dn.yaml")
+EKS_P5 = os.path.join(ADT, "1.architectures", "4.amazon-eks", "eks-p5-odcr-vpc.yaml")
+
+
+def groups_of(*paths):
+    from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups as ng
+    out, texts = [], {}
+    for path in paths:
+        if path.endswith(".tf"):
+            with open(path) as handle:
+                texts[os.path.relpath(path, TF_EKS)] = handle.read()
+        else:
+            for doc in docs(path):
+                out.extend(ng.from_yaml_document(doc, os.path.basename(path)))
+    return out + ng.from_terraform(texts)
+
+
+def tf_eks_groups():
+    return groups_of(*[os.path.join(TF_EKS, p) for p in ("main.tf", "modules/eks/main.tf", "modules/addons/main.tf")])
+
+
+def named(path, kind, name):
+    return [d for d in docs(path) if d["kind"] == kind and d["metadata"]["name"] == name][0]
+
+
+def test_node_selector_true_instance_type_no_node_group_has():
+    hits = found(one(NCCL), "node_selector", node_groups=groups_of(EKS_G4DN))  # p5.48xlarge on c5/g4dn groups
+    assert len(hits) == 1 and hits[0]["severity"] == "warning"
+    assert hits[0]["path"] == "spec.mpiReplicaSpecs.Worker.template.spec.nodeSelector"
+    assert "node.kubernetes.io/instance-type=p5.48xlarge" in hits[0]["message"]
+    assert "g4dn (eksctl managed node group, eks-g4dn.yaml" in hits[0]["message"]  # says what exists
+
+
+def test_node_selector_false_on_real_repositories():
+    assert found(one(NCCL), "node_selector", node_groups=groups_of(EKS_P5)) == []  # the p5 node group
+    groups = tf_eks_groups()
+    assert found(one(GPU_WORKLOAD, "Deployment"), "node_selector", node_groups=groups) == []  # nvidia.com/gpu=true
+    for doc in docs(KARPENTER_WORKLOADS):  # node-type: default / gpu, labelled by the Karpenter NodePools
+        assert found(doc, "node_selector", node_groups=groups) == [], doc["metadata"]["name"]
+    # sagemaker.amazonaws.com/node-health-status (HyperPod sets it) and PLACEHOLDER_INSTANCE_TYPE
+    assert found(one(RAYCLUSTER), "node_selector", node_groups=groups_of(EKS_G4DN)) == []
+    assert found(one(NCCL), "node_selector") == []  # no node groups declared: nothing to judge against
+
+
+def test_toleration_true_derived_a_cpu_pod_on_the_tainted_gpu_pool():
+    doc = named(KARPENTER_WORKLOADS, "Deployment", "karpenter-example-app")
+    doc["spec"]["template"]["spec"]["nodeSelector"] = {"node-type": "gpu"}  # derived: one field changed
+    hits = found(doc, "toleration", node_groups=tf_eks_groups())
+    assert len(hits) == 1 and hits[0]["path"] == "spec.template.spec.tolerations"
+    assert "gpu has nvidia.com/gpu=true:NoSchedule" in hits[0]["message"]
+
+
+def test_toleration_false_real_and_extended_resource_toleration():
+    groups = tf_eks_groups()
+    gpu = one(GPU_WORKLOAD, "Deployment")
+    assert found(gpu, "toleration", node_groups=groups) == []  # tolerates nvidia.com/gpu=true:NoSchedule
+    for doc in docs(KARPENTER_WORKLOADS):
+        assert found(doc, "toleration", node_groups=groups) == [], doc["metadata"]["name"]
+    del gpu["spec"]["template"]["spec"]["tolerations"]  # derived: EKS's admission plugin adds it (nvidia.com/gpu)
+    assert found(gpu, "toleration", node_groups=groups) == []
+    hits = found(gpu, "toleration", node_groups=groups, extended_resource_toleration=False)
+    assert len(hits) == 1 and hits[0]["path"] == "spec.template.spec"
+
+
+def test_gpu_efa_request_true_more_efa_than_the_instance_type_has():
+    doc = one(NCCL)
+    worker = doc["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    worker["nodeSelector"]["node.kubernetes.io/instance-type"] = "p4d.24xlarge"  # derived: one field changed
+    hits = found(doc, "gpu_efa_request")
+    assert len(hits) == 1 and hits[0]["actual"] == 32 and hits[0]["expected"] == 4
+    assert "vpc.amazonaws.com/efa: 32" in hits[0]["message"] and "p4d.24xlarge 4" in hits[0]["message"]
+
+
+def test_gpu_efa_request_true_fi_provider_efa_without_the_device():
+    doc = one(NSIGHT)
+    ctr = first_container(doc)
+    for section in ("limits", "requests"):
+        ctr["resources"][section] = {"nvidia.com/gpu": 8}  # derived: vpc.amazonaws.com/efa removed
+    hits = found(doc, "gpu_efa_request")
+    assert len(hits) == 1 and "FI_PROVIDER=efa" in hits[0]["message"]
+
+
+def test_gpu_efa_request_false_on_real_manifests():
+    assert found(one(NCCL), "gpu_efa_request") == []  # p5.48xlarge: 8 GPUs, 32 EFA devices
+    assert found(one(NSIGHT), "gpu_efa_request") == []  # FI_PROVIDER=efa with vpc.amazonaws.com/efa: 4
+    assert found(one(RAYCLUSTER), "gpu_efa_request") == []  # the head sets FI_PROVIDER=efa but has no GPU
+    assert found(one(GPU_WORKLOAD, "Deployment"), "gpu_efa_request", node_groups=tf_eks_groups()) == []
+
+
+def test_efa_hugepages_true_and_false():
+    hits = found(one(NSIGHT), "efa_hugepages")  # vpc.amazonaws.com/efa: 4, no hugepages
+    assert len(hits) == 1 and hits[0]["severity"] == "info" and hits[0]["path"].endswith("resources")
+    assert found(one(NCCL), "efa_hugepages") == []  # hugepages-2Mi: 5120Mi, as AWS's sample asks
+    doc = one(NSIGHT)
+    first_container(doc)["env"].append({"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"})  # derived
+    assert found(doc, "efa_hugepages") == []
+    assert found(one(PI), "efa_hugepages") == []  # no EFA
