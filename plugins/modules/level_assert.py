@@ -407,103 +407,15 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rlstack.validation.plugins.module_utils._checks import nccl_checks
-from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
-    OPS,
-    build_level_result,
-    failed_lines,
-    summary_message,
-)
-
-
-def argument_spec():
-    return dict(
-        id=dict(type="str", required=True),
-        level=dict(type="str"),
-        name=dict(type="str"),
-        order=dict(type="float"),
-        checks=dict(
-            type="list", elements="dict", default=[],
-            options=dict(
-                name=dict(type="str", required=True),
-                node=dict(type="str", default=""),
-                op=dict(type="str", default="eq", choices=list(OPS)),
-                actual=dict(type="raw"),
-                expected=dict(type="raw"),
-                tolerance=dict(type="float"),
-                unit=dict(type="str", default=""),
-                hint=dict(type="str", default=""),
-                fail_msg=dict(type="str", default=""),
-                evidence_missing=dict(type="bool", default=False),
-                severity=dict(type="str", default="fail", choices=["fail", "warn"]),
-            ),
-        ),
-        nccl=dict(
-            type="list", elements="dict", default=[],
-            options=dict(
-                name=dict(type="str", default="nccl"),
-                node=dict(type="str", default=""),
-                facts=dict(type="dict"),
-                expect=dict(
-                    type="dict", default={},
-                    options=dict(
-                        network=dict(type="list", elements="str"),
-                        min_busbw=dict(
-                            type="list", elements="dict",
-                            options=dict(
-                                size=dict(type="raw", required=True),
-                                floor=dict(type="float", required=True),
-                                tolerance=dict(type="float"),
-                            ),
-                        ),
-                        test=dict(type="str"),
-                        tolerance=dict(type="float", default=0.0),
-                        nranks=dict(type="int"),
-                        nnodes=dict(type="int"),
-                        forbid_signatures=dict(type="list", elements="str"),
-                        require_complete=dict(type="bool", default=True),
-                        max_wrong=dict(type="int", default=0),
-                        single_rank_ok=dict(type="bool", default=False),
-                        transport=dict(
-                            type="dict",
-                            options=dict(
-                                instance_type=dict(type="str"),
-                                provider=dict(type="str"),
-                                fabric=dict(type="list", elements="str"),
-                                nics=dict(type="int"),
-                                protocol=dict(type="str"),
-                                gdrdma=dict(type="bool", default=False),
-                            ),
-                        ),
-                    ),
-                ),
-            ),
-        ),
-        skip_reason=dict(type="str", default=""),
-        started=dict(type="float"),
-        duration_s=dict(type="float"),
-        report_only=dict(type="bool", default=False),
-    )
+from ansible_collections.rlstack.validation.plugins.module_utils._level_assert import argument_spec, judge
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    result = build_level_result(
-        params["id"],
-        level=params["level"],
-        name=params["name"],
-        order=params["order"],
-        checks=list(params["checks"]) + [spec for item in params["nccl"] for spec in nccl_checks(item)],
-        skip_reason=params["skip_reason"],
-        duration_s=params["duration_s"],
-        started=params["started"],
-    )
-    lines = failed_lines(result)
-    msg = summary_message(result)
-    if result["status"] == "FAIL" and not params["report_only"]:
-        module.fail_json(msg=msg, result=result, failed_checks=lines, changed=False)
-    module.exit_json(changed=False, msg=msg, result=result, failed_checks=lines)
+    outcome = judge(module.params)
+    if outcome.pop("failed"):
+        module.fail_json(changed=False, **outcome)
+    module.exit_json(changed=False, **outcome)
 
 
 if __name__ == "__main__":

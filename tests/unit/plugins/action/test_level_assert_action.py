@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""level_assert judged in the controller by its action plugin: the same result as the module, through a real
+ansible-playbook run (no module is sent to the host), and bad arguments refused in one sentence."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _level_assert
+
+REPO = Path(__file__).resolve().parents[4]
+CHECKS = [{"name": "gpu_count", "node": "p5-node-0", "actual": 8, "expected": 8},
+          {"name": "gpu_count", "node": "p5-node-1", "actual": 7, "expected": 8, "hint": "check XID errors"}]
+PLAY = """
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Judge
+      rlstack.validation.level_assert:
+        id: l0_infrastructure
+        level: L0
+        name: Infrastructure
+        checks: "{{ checks }}"
+        report_only: "{{ report_only }}"
+      register: verdict
+      ignore_errors: true
+    - name: Keep it
+      ansible.builtin.copy:
+        content: "{{ verdict | to_json }}"
+        dest: "{{ out }}"
+        mode: "0644"
+"""
+
+
+def _play(tmp_path, **extra):
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    out = tmp_path / "verdict.json"
+    args = {"checks": CHECKS, "report_only": False, "out": str(out), "ansible_python_interpreter": sys.executable,
+            **extra}
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+               ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TMP=str(tmp_path / "rtmp"))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(playbook), "-i", "localhost,",
+                           "-e", json.dumps(args)], cwd=str(REPO), env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return json.loads(out.read_text()), tmp_path / "rtmp"
+
+
+def test_the_action_plugin_judges_like_the_module_without_running_a_module(tmp_path):
+    verdict, remote_tmp = _play(tmp_path)
+    expected = _level_assert.judge({"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure",
+                                    "order": None, "checks": [dict(c, op="eq", tolerance=None, unit="",
+                                                                   fail_msg="", evidence_missing=False,
+                                                                   severity="fail", hint=c.get("hint", ""))
+                                                              for c in CHECKS],
+                                    "nccl": [], "skip_reason": "", "started": None, "duration_s": None,
+                                    "report_only": False})
+    assert verdict["failed"] is True and verdict["changed"] is False
+    assert verdict["msg"] == expected["msg"] and verdict["failed_checks"] == expected["failed_checks"]
+    assert verdict["result"]["status"] == "FAIL" and verdict["result"]["checks"][1]["passed"] is False
+    # a module run would have left its AnsiballZ file in the kept remote tmp
+    assert not list(remote_tmp.rglob("AnsiballZ_level_assert*")), list(remote_tmp.rglob("*"))
+
+
+def test_report_only_records_without_failing(tmp_path):
+    verdict, _ = _play(tmp_path, report_only=True)
+    assert "failed" not in verdict or verdict["failed"] is False
+    assert verdict["result"]["status"] == "FAIL"
+
+
+def test_bad_arguments_are_one_sentence(tmp_path):
+    verdict, _ = _play(tmp_path, checks=[{"node": "x"}])
+    assert verdict["failed"] is True
+    assert verdict["msg"].startswith("level_assert: ") and "name" in verdict["msg"] and "\n" not in verdict["msg"]
