@@ -11,7 +11,7 @@ type: aggregate
 author:
   - rlstack.validation maintainers (@rlstack)
 version_added: 1.0.0
-short_description: Print the VALIDATION RESULTS table per cluster and write report.json and junit.xml
+short_description: Print the VALIDATION RESULTS table per cluster and write report.json, junit.xml and report.html
 description:
   - At the end of the run reads the statistics C(rlstack_validation) that the levels record with
     M(ansible.builtin.set_stats) (C(per_host=false)) and prints, per cluster, the VALIDATION RESULTS table
@@ -19,8 +19,8 @@ description:
     such as C(9/9 passed in 3604s).
   - "Planned levels without a result are SKIPPED with a reason, for example 'not selected (--tags)' or 'not run: L0 failed'.
     A selected level without a result and without an earlier failure marks the run incomplete."
-  - When a report directory is configured, writes C(report.json) and C(junit.xml) there atomically, also
-    when the play failed.
+  - When a report directory is configured, writes C(report.json), C(junit.xml) and C(report.html) there
+    atomically, also when the play failed.
   - An aggregate callback, so it also prints under AWX where the stdout callback is replaced.
   - Prints nothing for runs without validation statistics (for example C(cleanup.yml)), unless the playbook
     file name starts with C(validate).
@@ -29,7 +29,7 @@ requirements:
 options:
   report_dir:
     description:
-      - Directory for C(report.json) and C(junit.xml); created when missing. No files when unset.
+      - Directory for C(report.json), C(junit.xml) and C(report.html); created when missing. No files when unset.
       - C(validation_report_dir) of the run (C(-e) or the inventory), which the playbook publishes as
         C(rlstack_validation_meta.report_dir) with M(ansible.builtin.set_stats), wins over this option, as
         C(-e) wins over C(ansible.cfg) and the environment in Ansible.
@@ -39,6 +39,20 @@ options:
     ini:
       - section: callback_rlstack_report
         key: report_dir
+  report_html:
+    description:
+      - Also write C(report.html) next to C(report.json), one self-contained page with the level table, the cost,
+        the node x check matrix, an isolation run's pair matrix and the busbw charts (C(docs/reports.md)).
+      - C(validation_report_html) of the run, published as C(rlstack_validation_meta.report_html), wins over this
+        option.
+    type: bool
+    default: true
+    version_added: 1.1.0
+    env:
+      - name: RLSTACK_REPORT_HTML
+    ini:
+      - section: callback_rlstack_report
+        key: report_html
   max_failed_checks:
     description: Failed checks printed under a failed level; the rest are in C(report.json).
     type: int
@@ -65,6 +79,7 @@ import os
 import time
 
 from ansible import constants as C
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.rlstack.validation.plugins.module_utils._report import (
@@ -73,6 +88,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils._report import 
     render_table_kinds,
     write_reports,
 )
+from ansible_collections.rlstack.validation.plugins.plugin_utils._report_html import render_html
 
 _COLORS = {"PASS": C.COLOR_OK, "FAIL": C.COLOR_ERROR, "SKIPPED": C.COLOR_SKIP, "NO_DATA": C.COLOR_ERROR}
 
@@ -124,7 +140,11 @@ class CallbackModule(CallbackBase):
         report_dir = (meta.get("report_dir") if isinstance(meta, dict) else None) or self.get_option("report_dir")
         if report_dir:
             try:
-                paths = write_reports(report_dir, reports, self._run_start, run_end)
+                html = meta.get("report_html") if isinstance(meta, dict) else None
+                if html is None:
+                    html = self.get_option("report_html")
+                paths = write_reports(report_dir, reports, self._run_start, run_end,
+                                      render_html if boolean(html, strict=False) else None)
             except (OSError, ValueError) as exc:
                 self._display.warning("rlstack.validation.report: could not write the report to %s: %s"
                                       % (report_dir, exc))

@@ -499,6 +499,43 @@ def _flag(value, default):
         return default
 
 
+SWEEP_MAX_POINTS = 64  # a sweep doubling from 8 B to 16 GiB has 32 rows; bounds what report.json carries
+
+
+def nccl_sweep(item):
+    """The busbw sweep of one NCCL item for the report, or None when its log has no table with rows.
+
+    From the table the checks judge (_nccl.last_table): {name, node, test, nranks, nnodes, instance_type,
+    points [{size, busbw}] (bytes, GB/s), floors [{size, floor}]}; instance_type is the transport
+    expectation's (MPIJob on EFA, Phase 0), else None.
+    """
+    item = dict(_plain(item) or {})
+    facts = item.get("facts")
+    if not isinstance(facts, dict) or facts.get("failed") or facts.get("skipped"):
+        return None
+    expect = dict(item.get("expect") or {})
+    table = _nccl.last_table(facts, expect.get("test") or None)
+    if table is None:
+        return None
+    points = []
+    for row in table["rows"]:
+        size, busbw = row.get("size"), _nccl.row_busbw(row)
+        if isinstance(size, (int, float)) and not isinstance(size, bool) and busbw is not None:
+            points.append({"size": int(size), "busbw": float(busbw)})
+    floors = []
+    for floor_item in expect.get("min_busbw") or []:
+        floor_item = dict(floor_item or {})
+        try:
+            floors.append({"size": parse_size(floor_item.get("size")), "floor": float(floor_item.get("floor"))})
+        except (VerdictError, TypeError, ValueError):
+            continue  # the busbw check already reports the bad floor
+    transport = expect.get("transport") if isinstance(expect.get("transport"), dict) else {}
+    return {"name": str(item.get("name") or "nccl"), "node": str(item.get("node") or ""),
+            "test": table.get("test"), "nranks": _int(facts.get("nranks")), "nnodes": _int(facts.get("nnodes")),
+            "instance_type": transport.get("instance_type") or None, "points": points[-SWEEP_MAX_POINTS:],
+            "floors": floors}
+
+
 def _nccl_network_check(name, node, facts, allowed, one_gpu):
     """<name>_network: the network NCCL used, in _nccl.NETWORKS' words, is one of the allowed ones."""
     allowed = [a for a in (_nccl.normalize_network(a) for a in allowed) if a]

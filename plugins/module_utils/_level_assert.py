@@ -10,7 +10,7 @@ module run costs a Python start and an import of the collection on the host for 
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils._checks import nccl_checks
+from ansible_collections.rlstack.validation.plugins.module_utils._checks import nccl_checks, nccl_sweep
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
     OPS,
     build_level_result,
@@ -102,5 +102,6 @@ def judge(params):
         duration_s=params["duration_s"],
         started=params["started"],
     )
+    result["sweeps"] = [sweep for sweep in (nccl_sweep(item) for item in params["nccl"]) if sweep]
     return {"failed": result["status"] == "FAIL" and not params["report_only"], "msg": summary_message(result),
             "result": result, "failed_checks": failed_lines(result)}

@@ -1213,6 +1213,18 @@ def _size_of(row):
     return size
 
 
+def last_table(result, test=None):
+    """The last table with rows (of one test when given), the one the checks and the report judge; or None."""
+    for table in reversed(result.get("tables") or ()):
+        if not isinstance(table, dict):
+            continue
+        if test is not None and table.get("test") != test:
+            continue
+        if table.get("rows"):
+            return table
+    return None
+
+
 def row_at_size(result, size_bytes, test=None):
     """Row of the last table with rows (of one test when given) that answers for size_bytes, or None.
 
@@ -1226,15 +1238,7 @@ def row_at_size(result, size_bytes, test=None):
     """
     if size_bytes is None:
         return None
-    chosen = None
-    for table in reversed(result.get("tables") or ()):
-        if not isinstance(table, dict):
-            continue
-        if test is not None and table.get("test") != test:
-            continue
-        if table.get("rows"):
-            chosen = table
-            break
+    chosen = last_table(result, test)
     if chosen is None:
         return None
     best = None
@@ -1250,8 +1254,12 @@ def row_at_size(result, size_bytes, test=None):
 
 def busbw_at_size(result, size_bytes, test=None):
     """Out-of-place busbw (GB/s, as printed) of row_at_size(); the in-place one when out-of-place is N/A."""
-    row = row_at_size(result, size_bytes, test)
-    if row is None:
+    return row_busbw(row_at_size(result, size_bytes, test))
+
+
+def row_busbw(row):
+    """Out-of-place busbw (GB/s, as printed) of one row; the in-place one when out-of-place is N/A."""
+    if not isinstance(row, dict):
         return None
     for key in ("out_of_place", "in_place"):
         side = row.get(key)

@@ -355,3 +355,47 @@ def gpu_name_matches(profile, name):
 def default_floor(profile):
     """The default 2-node busbw floor at 1 GiB (GB/s) or None; see FLOOR_RULE."""
     return profile["busbw_floor"]["floor_gbps"]
+
+
+# -- the physical limit of all-reduce busbw (the HTML report draws it above the sweep) ---------------
+# NVLink bandwidth per link and direction in GB/s, by NVLink generation.
+NVLINK_LINK_GBS = {3: 25.0, 4: 25.0, 5: 50.0}
+SRC_NVLINK_RATE = (
+    "NVIDIA A100 / H100 / B200 specifications: NVLink 600 / 900 / 1,800 GB/s per GPU, both directions together, "
+    "over 12 / 18 / 18 links (generation 3 / 4 / 5), i.e. 25 / 25 / 50 GB/s per link and direction; not "
+    "re-verified here (docs/hardware.md: NVLink 4 x 18 links = 450 GB/s per direction)"
+)
+RULE_BUSBW_LIMIT = (
+    "all-reduce moves at least 2(m-1)/m of the data in and out of each of m participants (the bandwidth bound "
+    "of all-reduce), and nccl-tests reports busbw = algbw x 2(n-1)/n for n ranks; so busbw <= B x m(n-1) / "
+    "(n(m-1)) for m nodes of n ranks in all with B = the node's EFA line rate (network_gbps / 8), and busbw <= "
+    "B for the ranks of one node with B = one GPU's NVLink per direction. NVLink SHARP (NVLS) reduces in the "
+    "switch and can pass the one-node bound"
+)
+
+
+def busbw_limit(instance_type, nodes, ranks=None):
+    """The highest all-reduce busbw (GB/s) the instance type's links allow, or None when a number is unknown.
+
+    nodes: the nodes of the run (1: NVLink between the GPUs of one node; 2+: EFA between nodes); ranks: all
+    ranks (default nodes x GPUs per node). Returns {gbps, link, line_rate_gbps, source, rule}.
+    """
+    try:
+        profile = get_profile(instance_type)
+    except ProfileNotFound:
+        return None
+    nodes = int(nodes or 1)
+    ranks = int(ranks or nodes * (profile["gpu_count"] or 1))
+    if nodes <= 1:
+        per_link = NVLINK_LINK_GBS.get(profile["nvlink_generation"])
+        if not per_link or not profile["nvlink_per_gpu"] or ranks < 2:
+            return None
+        rate = per_link * profile["nvlink_per_gpu"]
+        return {"gbps": rate, "link": "NVLink %d x %d links" % (profile["nvlink_generation"], profile["nvlink_per_gpu"]),
+                "line_rate_gbps": rate, "source": SRC_NVLINK_RATE, "rule": RULE_BUSBW_LIMIT}
+    if not profile["network_gbps"] or ranks < 2:
+        return None
+    rate = profile["network_gbps"] / 8.0
+    return {"gbps": round(rate * nodes * (ranks - 1) / (ranks * (nodes - 1)), 2),
+            "link": "EFA %d Gbps per node" % profile["network_gbps"], "line_rate_gbps": rate,
+            "source": profile["sources"].get("network_gbps") or SRC_AWS_SPEC, "rule": RULE_BUSBW_LIMIT}

@@ -10,7 +10,8 @@ Standard library only. Input is the ``rlstack_validation`` statistics of docs/ar
     {<cluster>: {run_id, plan: [{id, level, name, order, selected}], levels: {<id>: <level result>}}}
 
 The callback ``rlstack.validation.report`` is a thin wrapper around :func:`build_reports`,
-:func:`render_table`, :func:`report_json`, :func:`junit_xml` and :func:`write_atomic`.
+:func:`render_table`, :func:`report_json`, :func:`junit_xml` and :func:`write_atomic`; report.html is
+rendered by ``plugins/plugin_utils/_report_html.py`` (controller-only) from the report.json document.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def _level_row(level_id, result, plan_item, index):
         "checks": [dict(c) for c in (result.get("checks") or []) if isinstance(c, dict)],
         "nodes": dict(result.get("nodes") or {}),
         "summary": dict(result.get("summary") or {}),
+        "sweeps": [dict(s) for s in (result.get("sweeps") or []) if isinstance(s, dict)],
         "gpu": _gpu(result.get("gpu")),
         "fingerprint": dict(result["fingerprint"]) if isinstance(result.get("fingerprint"), dict) else None,
         "planned": bool(plan_item),
@@ -98,6 +100,7 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
         "cluster": str(cluster), "run_id": "", "status": "FAIL", "has_data": False, "levels": [],
         "summary": {"passed": 0, "failed": 0, "skipped": 0, "total": 0}, "levels_duration_s": 0.0,
         "incomplete": [], "start": run_start, "duration_s": None, "cost": None, "phase0_gate": None,
+        "isolation": None,
     }
     if run_start is not None and run_end is not None:
         report["duration_s"] = round(max(run_end - run_start, 0.0), 1)
@@ -143,6 +146,8 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
         summary[{"PASS": "passed", "FAIL": "failed", "SKIPPED": "skipped"}[row["status"]]] += 1
     report["summary"] = summary
     report["levels_duration_s"] = round(sum(r["duration_s"] or 0.0 for r in rows), 1)
+    isolation = data.get("isolation")
+    report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     gate = data.get("phase0_gate")
     report["phase0_gate"] = dict(gate) if isinstance(gate, dict) else None
     report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
@@ -184,7 +189,8 @@ def run_cost(rows, prices=None, phase0_compare=None):
     return cost
 
 
-def _cost_lines(cost):
+def cost_lines(cost):
+    """The cost footer of the table (GPU time, money per instance type, Phase 0), as lines."""
     if not cost or not cost.get("gpu_seconds"):
         return []
     per_level = {}  # the rows of one level (L5 per example) as one number
@@ -255,6 +261,17 @@ def _metric_lines(row, indent):
             for c in row["checks"] if c.get("name", "").startswith("success_rate:") and c.get("passed")]
 
 
+def summary_line(report):
+    """The footer: '<passed>/<rows> passed[, N failed][, N skipped] in <sum of level durations>s'."""
+    summary = report["summary"]
+    footer = "%d/%d passed" % (summary["passed"], summary["total"])
+    if summary["failed"]:
+        footer += ", %d failed" % summary["failed"]
+    if summary["skipped"]:
+        footer += ", %d skipped" % summary["skipped"]
+    return footer + " in %s" % _seconds(report["levels_duration_s"])
+
+
 def render_table(report, max_failed_checks=10):
     """The seed's VALIDATION RESULTS table for one cluster, as a list of lines (no trailing newlines)."""
     return [text for text, _kind in render_table_kinds(report, max_failed_checks)]
@@ -289,15 +306,8 @@ def render_table_kinds(report, max_failed_checks=10):
         row = [r for r in rows if r["id"] == level_id][0]
         lines.append(("note: %s %s was selected but has no result; the run is incomplete"
                       % (row["level"], row["name"]), "FAIL"))
-    summary = report["summary"]
-    footer = "%d/%d passed" % (summary["passed"], summary["total"])
-    if summary["failed"]:
-        footer += ", %d failed" % summary["failed"]
-    if summary["skipped"]:
-        footer += ", %d skipped" % summary["skipped"]
-    footer += " in %s" % _seconds(report["levels_duration_s"])
-    lines.append((footer, None))
-    lines.extend((text, None) for text in _cost_lines(report.get("cost")))
+    lines.append((summary_line(report), None))
+    lines.extend((text, None) for text in cost_lines(report.get("cost")))
     gate = report.get("phase0_gate")
     if gate and gate.get("action") in ("pass", "warn"):
         lines.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
@@ -491,10 +501,14 @@ def write_atomic(path, text):
     return path
 
 
-def write_reports(directory, reports, run_start=None, run_end=None):
-    """Write report.json and junit.xml into directory; returns the two paths."""
+def write_reports(directory, reports, run_start=None, run_end=None, render_html=None):
+    """Write report.json and junit.xml into directory, and report.html from the report.json document when
+    render_html (document -> text, the controller's plugin_utils/_report_html.render_html) is given; returns
+    the paths."""
     directory = os.path.expanduser(str(directory))
-    json_path = write_atomic(os.path.join(directory, "report.json"),
-                             dumps_json(report_json(reports, run_start, run_end)))
-    junit_path = write_atomic(os.path.join(directory, "junit.xml"), junit_xml(reports, run_start))
-    return [json_path, junit_path]
+    document = report_json(reports, run_start, run_end)
+    paths = [write_atomic(os.path.join(directory, "report.json"), dumps_json(document)),
+             write_atomic(os.path.join(directory, "junit.xml"), junit_xml(reports, run_start))]
+    if render_html is not None:
+        paths.append(write_atomic(os.path.join(directory, "report.html"), render_html(plain(document))))
+    return paths

@@ -392,6 +392,22 @@ result:
       type: dict
       returned: always
       sample: {passed: 8, failed: 1, total: 9, evidence_missing: 0}
+    sweeps:
+      description:
+        - The busbw sweep of every O(nccl) item whose log has a table, for the HTML report's chart, from the table
+          the busbw checks judge. Sizes in bytes, busbw in GB/s as printed; O(nccl[].expect.min_busbw) as floors.
+      type: list
+      elements: dict
+      returned: always
+      sample:
+        - name: nccl
+          node: ""
+          test: all_reduce_perf
+          nranks: 16
+          nnodes: 2
+          instance_type: p5.48xlarge
+          points: [{size: 1073741824, busbw: 437.2}]
+          floors: [{size: 1073741824, floor: 100.0}]
 failed_checks:
   description: "One line per failed check: C(- <node>: <name> expected <x>, saw <y> — <hint>)."
   returned: always

@@ -32,6 +32,7 @@ class FakePlaybook:
 
 def make_callback(monkeypatch, **options):
     monkeypatch.delenv("RLSTACK_REPORT_DIR", raising=False)
+    monkeypatch.delenv("RLSTACK_REPORT_HTML", raising=False)
     docs = yaml.safe_load(report.DOCUMENTATION)["options"]
     C.config.initialize_plugin_configuration_definitions("callback", NAME, docs)
     cb = report.CallbackModule()
@@ -95,6 +96,20 @@ def test_prints_the_table_and_writes_files(monkeypatch, tmp_path):
     assert doc["clusters"][0]["cluster"] == "eks-g6" and doc["status"] == "FAIL"
     assert doc["start"] is not None and doc["duration_s"] >= 0
     ET.parse(str(tmp_path / "junit.xml"))
+    assert "<h2>eks-g6 " in (tmp_path / "report.html").read_text()
+
+
+def test_the_runs_report_html_setting_wins_over_the_option(monkeypatch, tmp_path):
+    data = run_data(str(tmp_path / "off"))
+    data["_run"]["rlstack_validation_meta"]["report_html"] = False
+    make_callback(monkeypatch).v2_playbook_on_stats(FakeStats(data, processed=["eks-g6"]))
+    assert (tmp_path / "off" / "report.json").exists() and not (tmp_path / "off" / "report.html").exists()
+    cb = make_callback(monkeypatch, report_html=False)
+    cb.v2_playbook_on_stats(FakeStats(run_data(str(tmp_path / "option")), processed=["eks-g6"]))
+    assert not (tmp_path / "option" / "report.html").exists()
+    data["_run"]["rlstack_validation_meta"].update(report_dir=str(tmp_path / "on"), report_html=True)
+    make_callback(monkeypatch, report_html=False).v2_playbook_on_stats(FakeStats(data, processed=["eks-g6"]))
+    assert (tmp_path / "on" / "report.html").exists()
 
 
 def test_the_runs_setting_wins_over_the_option(monkeypatch, tmp_path):
