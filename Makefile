@@ -11,7 +11,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario bench bench-fleet changelog clean test-faults
+        sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
@@ -67,6 +67,11 @@ test-sim: venv sim-build
 # Every fault of tests/faults (about 15 minutes on 2 cores); make test runs the subset also marked `sim`.
 test-faults: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/faults -q -p no:cacheprovider -m faults
+
+# report.html in headless Chromium from Debian's archive (fetched once into ~/.cache, ~45 s on a fresh machine).
+test-html: venv
+	bash tests/html/get_chromium.sh >/dev/null
+	$(BIN)/pytest tests/html -q -s -p no:cacheprovider -m browser
 
 test-molecule: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/molecule -q -m molecule

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, as `make test` runs it: lint, ansible-test sanity, unit tests, then the
 # tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios). The
-# fault-injection suite runs with `make test-faults` only, until its subset has passed on the integrated
+# fault-injection suite runs with `make test-faults` only, the browser test of report.html with `make test-html`, until its subset has passed on the integrated
 # main (docs/reliability.md).
 # The cluster is started for those and stopped afterwards, also when a test fails.
 set -uo pipefail
@@ -16,7 +16,7 @@ step() {  # name, command...
 py=.venv/bin/pytest
 step "lint" bash tests/lint.sh
 step "ansible-test sanity" bash tests/sanity.sh
-step "unit and local tests" "$py" -q -p no:cacheprovider -m "not sim and not molecule and not gpu and not faults"
+step "unit and local tests" "$py" -q -p no:cacheprovider -m "not sim and not molecule and not gpu and not faults and not browser"
 step "simulated cluster: smoke, AWX runner and molecule tests" \
   bash tests/with_sim.sh "$py" -q -p no:cacheprovider -m "(sim or molecule) and not molecule_extended and not faults"
 printf '\n==> %s in %ss\n' "$([ ${#failed[@]} -eq 0 ] && echo "all tests passed" || echo "FAILED: ${failed[*]}")" \

@@ -146,10 +146,10 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
         summary[{"PASS": "passed", "FAIL": "failed", "SKIPPED": "skipped"}[row["status"]]] += 1
     report["summary"] = summary
     report["levels_duration_s"] = round(sum(r["duration_s"] or 0.0 for r in rows), 1)
-    isolation = data.get("isolation")
-    report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     gate = data.get("phase0_gate")
     report["phase0_gate"] = dict(gate) if isinstance(gate, dict) else None
+    isolation = data.get("isolation")
+    report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
                               data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {})
     if summary["failed"] or report["incomplete"]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _profiles
 from ansible_collections.rlstack.validation.plugins.module_utils._report import cost_lines, summary_line
@@ -91,6 +92,11 @@ def _num(value):
     return number if math.isfinite(number) else None
 
 
+def natural(text):
+    """Sort key that puts node-2 before node-10."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(text))]
+
+
 def human_size(size):
     """'8 B', '1 KiB', '16 GiB' for the chart's axis."""
     units = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -156,15 +162,16 @@ def _cell_title(node, check):
 
 
 def node_matrix_data(report):
-    """(columns [(level, check name)], nodes [name], cells {(node, column): check}); '(cluster)' for
-    checks without a node. The last check of a (node, level, name) wins, as in the table."""
+    """(columns [(row id, check name)], nodes [name], cells {(node, column): check}); '(cluster)' for checks
+    without a node. Columns are per level row (the L5 rows of two examples are two groups), and the last check
+    of a (node, row, name) wins."""
     columns, nodes, cells = [], [], {}
     seen_columns, seen_nodes = set(), set()
     for row in report.get("levels") or []:
         for check in row.get("checks") or []:
             if not isinstance(check, dict):
                 continue
-            column = (str(row.get("level") or row.get("id")), str(check.get("name") or "check"))
+            column = (str(row.get("id") or row.get("level")), str(check.get("name") or "check"))
             node = str(check.get("node") or "(cluster)")
             if column not in seen_columns:
                 seen_columns.add(column)
@@ -173,8 +180,14 @@ def node_matrix_data(report):
                 seen_nodes.add(node)
                 nodes.append(node)
             cells[(node, column)] = check
-    nodes.sort(key=lambda n: (n != "(cluster)", n))
+    nodes.sort(key=lambda n: (n != "(cluster)", natural(n)))
     return columns, nodes, cells
+
+
+def _group_label(title, span):
+    """A level group's header: 'L5 trl-eval-low' cut to what its columns can hold (the title has it all)."""
+    room = max(3, span * 3)
+    return title if len(title) <= room else title[:room - 1] + "…"
 
 
 def node_matrix(report):
@@ -191,14 +204,18 @@ def node_matrix(report):
         keep += [n for n in nodes if n not in keep][:MAX_MATRIX_NODES - len(keep)]
         notes.append("%d of %d nodes shown, failing nodes first" % (len(keep), len(nodes)))
         nodes = [n for n in nodes if n in set(keep)]
+    titles = dict((str(row.get("id") or row.get("level")), "%s %s" % (row.get("level") or "", row.get("name") or ""))
+                  for row in report.get("levels") or [])
     groups, last = [], None
-    for level, _name in columns:
-        if groups and last == level:
+    for row_id, _name in columns:
+        if groups and last == row_id:
             groups[-1][1] += 1
         else:
-            groups.append([level, 1])
-        last = level
-    head1 = "<tr><th></th>%s</tr>" % "".join('<th colspan="%d">%s</th>' % (span, esc(level)) for level, span in groups)
+            groups.append([row_id, 1])
+        last = row_id
+    head1 = "<tr><th></th>%s</tr>" % "".join('<th colspan="%d" title="%s">%s</th>' % (
+        span, esc(titles.get(row_id, row_id)), esc(_group_label(titles.get(row_id, row_id), span)))
+        for row_id, span in groups)
     head2 = '<tr><th class="n">node</th>%s</tr>' % "".join('<th class="c">%s</th>' % esc(name) for _lv, name in columns)
     body = []
     for node in nodes:
@@ -235,20 +252,48 @@ def _suspects(isolation):
     return out
 
 
+def isolation_pairs(isolation):
+    """The 2-node pairs of an isolation record as [{a, b, busbw_gbps, status, reason}].
+
+    Takes the documented ``pairs: [{a, b, busbw_gbps, status}]`` and the isolate role's own records
+    (``_isolate.outcome``: ``{nodes: [a, b], phase, busbw_gbps, crashed, error, slow}``); bisection steps (groups of
+    more than two nodes) are not pairs and are left to the evidence lines.
+    """
+    out = []
+    for item in isolation.get("pairs") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("a") and item.get("b"):
+            out.append({"a": str(item["a"]), "b": str(item["b"]), "busbw_gbps": _num(item.get("busbw_gbps")),
+                        "status": str(item.get("status") or ""), "reason": str(item.get("reason") or "")})
+            continue
+        nodes = item.get("nodes")
+        if not isinstance(nodes, list) or len(nodes) != 2 or item.get("phase") == "bisect":
+            continue
+        status = "crashed" if item.get("crashed") else ("slow" if item.get("slow") else "ok")
+        reason = "; ".join(str(x) for x in (item.get("phase") and "%s round %s" % (item["phase"], item.get("round")),
+                                            item.get("slow"), item.get("error"), item.get("job")) if x)
+        out.append({"a": str(nodes[0]), "b": str(nodes[1]), "busbw_gbps": _num(item.get("busbw_gbps")),
+                    "status": status, "reason": reason})
+    return out
+
+
 def pair_matrix(isolation):
     """The isolation section: suspects with evidence, then the node x node matrix of the pairs' busbw."""
     if not isinstance(isolation, dict):
         return ""
-    pairs = [p for p in isolation.get("pairs") or [] if isinstance(p, dict) and p.get("a") and p.get("b")]
+    pairs = isolation_pairs(isolation)
     suspects = _suspects(isolation)
     parts = ["<h3>Bad-node isolation</h3>"]
     facts = []
-    for key, label in (("rounds", "rounds"), ("round_bound", "round bound"), ("floor_gbps", "pair floor GB/s"),
-                       ("gpu_minutes", "GPU-min")):
+    for key, label in (("nodes", "nodes"), ("rounds", "rounds"), ("round_bound", "round bound"),
+                       ("floor_gbps", "pair floor GB/s"), ("gpu_minutes", "GPU-min")):
         if isolation.get(key) is not None:
             facts.append("%s %s" % (label, isolation[key]))
     facts.append("%d pair(s)" % len(pairs))
     parts.append('<p class="meta">%s</p>' % esc(", ".join(facts)))
+    if isolation.get("note"):
+        parts.append('<p class="note">%s</p>' % esc(isolation["note"]))
     if suspects:
         items = []
         for s in suspects:
@@ -261,17 +306,17 @@ def pair_matrix(isolation):
         parts.append('<p class="suspects">No suspect node: every node had a fast pair.</p>')
     if not pairs:
         return "".join(parts)
-    nodes = sorted({str(p["a"]) for p in pairs} | {str(p["b"]) for p in pairs})
+    nodes = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=natural)
     suspect_names = {s["node"] for s in suspects}
     if len(nodes) > MAX_PAIR_NODES:
         keep = [n for n in nodes if n in suspect_names][:MAX_PAIR_NODES]
         keep += [n for n in nodes if n not in keep][:MAX_PAIR_NODES - len(keep)]
         parts.append('<p class="note">%s</p>' % esc("%d of %d nodes shown, suspects first" % (len(keep), len(nodes))))
-        nodes = sorted(keep)
+        nodes = sorted(keep, key=natural)
     matrix = {}
     for p in pairs:
-        matrix[(str(p["a"]), str(p["b"]))] = p
-        matrix[(str(p["b"]), str(p["a"]))] = p
+        matrix[(p["a"], p["b"])] = p  # a verification pair after a ring pair of the same nodes wins
+        matrix[(p["b"], p["a"])] = p
     head = '<tr><th class="n">busbw GB/s</th>%s</tr>' % "".join('<th class="c">%s</th>' % esc(n) for n in nodes)
     body = []
     for a in nodes:
@@ -284,8 +329,8 @@ def pair_matrix(isolation):
             if p is None:
                 tds.append('<td class="x"></td>')
                 continue
-            bw = _num(p.get("busbw_gbps"))
-            status = str(p.get("status") or "")
+            bw = p["busbw_gbps"]
+            status = p["status"]
             css = "ok" if status.lower() in ("ok", "pass", "fast") else "slow"
             text = "%.0f" % bw if bw is not None else "\u2717"
             title = "%s - %s: %s, %s" % (a, b, "%.2f GB/s" % bw if bw is not None else "no bandwidth", status or "?")

@@ -202,6 +202,19 @@ def test_node_matrix_has_a_cell_per_node_and_check_with_the_failure_as_title():
     assert "4 node(s), 2 with a failed check" in "".join(page.text)
 
 
+def test_node_matrix_keeps_rows_of_one_level_apart():
+    """Two L5 examples with the same check: two column groups, the failure of one is not hidden by the other."""
+    levels = {}
+    for i, status in enumerate(("FAIL", "PASS")):
+        levels["l5/ex%d" % i] = {"id": "l5/ex%d" % i, "level": "L5", "name": "Training step: ex%d" % i, "order": 5,
+                                 "status": status, "checks": [{"name": "job", "node": "", "passed": status == "PASS",
+                                                               "message": "job %s" % status}]}
+    page = Page(h.render_html(r.report_json([r.cluster_report("c", {"levels": levels})])))
+    rows = page.table("mx")[0]["rows"]
+    assert [c[1].get("title") for c in rows[0][1:]] == ["L5 Training step: ex0", "L5 Training step: ex1"]
+    assert [c[1]["class"] for c in rows[2][1:]] == ["f", "p"]
+
+
 def test_junit_has_one_case_per_node_and_check():
     checks = [{"name": n, "node": "p5-node-%d" % i, "passed": i != 1, "message": "m"}
               for i in range(3) for n in ("gpu_count", "efa_devices")]
@@ -238,6 +251,29 @@ def test_pair_matrix_and_suspects():
     healthy = Page(h.pair_matrix({"pairs": pairs[:1], "suspects": []}))
     assert "No suspect node" in "".join(healthy.text)
     assert h.pair_matrix(None) == ""
+
+
+def test_pair_matrix_reads_the_isolate_roles_records():
+    """The shape _isolate.outcome() of the isolate branch (18a8785) records: nodes [a, b], phase, slow, crashed;
+    bisection groups are not pairs."""
+    isolation = {"nodes": 4, "rounds": 2, "round_bound": 4, "note": "", "suspects": [
+        {"node": "p5-2", "confidence": "medium", "evidence": ["p5-1-p5-2: busbw 50.0 GB/s below the floor"]}],
+        "pairs": [
+            {"nodes": ["p5-1", "p5-2"], "round": 1, "phase": "ring", "busbw_gbps": 50.0, "crashed": False,
+             "error": "", "job": "iso-r1-0", "slow": "busbw 50.0 GB/s below the 2-node floor 100.0 GB/s"},
+            {"nodes": ["p5-3", "p5-4"], "round": 1, "phase": "ring", "busbw_gbps": 410.0, "crashed": False,
+             "error": "", "job": "iso-r1-1", "slow": ""},
+            {"nodes": ["p5-2", "p5-3"], "round": 2, "phase": "ring", "busbw_gbps": None, "crashed": True,
+             "error": "NCCL error", "job": "iso-r2-0", "slow": "crashed: NCCL error"},
+            {"nodes": ["p5-1", "p5-2", "p5-3", "p5-4"], "round": 3, "phase": "bisect", "busbw_gbps": 300.0}]}
+    pairs = h.isolation_pairs(isolation)
+    assert [(p["a"], p["b"], p["status"]) for p in pairs] == [
+        ("p5-1", "p5-2", "slow"), ("p5-3", "p5-4", "ok"), ("p5-2", "p5-3", "crashed")]
+    rows = Page(h.pair_matrix(isolation)).table("pairs")[0]["rows"]
+    assert [c[2] for c in rows[0][1:]] == ["p5-1", "p5-2", "p5-3", "p5-4"]
+    crashed = rows[2][3]
+    assert crashed[1]["class"] == "slow" and crashed[2] == "\u2717" and "NCCL error" in crashed[1]["title"]
+    assert rows[3][4][1]["class"] == "ok" and rows[3][4][2] == "410"
 
 
 def test_isolation_reaches_the_page_through_the_report():
