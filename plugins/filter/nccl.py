@@ -10,8 +10,8 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
 
-def nccl_item(result, name="nccl", expect=None):
-    return _checks.nccl_item(_plain(result or {}), str(name), _plain(expect or {}))
+def nccl_item(result, name="nccl", expect=None, instance_types=None):
+    return _checks.nccl_item(_plain(result or {}), str(name), _plain(expect or {}), _plain(instance_types or {}))
 
 
 def nccl_mpijob(nodes, name, image, floors=None, network=None, tolerance=0.0):

@@ -462,13 +462,17 @@ def _int(value, default=None):
         return default
 
 
-def nccl_item(result, name, expect):
-    """A registered nccl_log_info result (possibly from a loop) as a level_assert `nccl` item."""
+def nccl_item(result, name, expect, instance_types=None):
+    """A registered nccl_log_info result (possibly from a loop) as a level_assert `nccl` item; instance_types
+    ({node: type}) gives the item its node's instance type (for the report's busbw limit, judges nothing)."""
     result = result or {}
     item = result.get("item")
     node = item.get("key", "") if isinstance(item, dict) else ""
     facts = None if (result.get("failed") or result.get("skipped")) else result
-    return {"name": name, "node": node, "facts": facts, "expect": dict(expect or {})}
+    item = {"name": name, "node": node, "facts": facts, "expect": dict(expect or {})}
+    if (instance_types or {}).get(node):
+        item["instance_type"] = str(instance_types[node])
+    return item
 
 
 # ----------------------------------------------------------------------------------------------- NCCL
@@ -506,8 +510,8 @@ def nccl_sweep(item):
     """The busbw sweep of one NCCL item for the report, or None when its log has no table with rows.
 
     From the table the checks judge (_nccl.last_table): {name, node, test, nranks, nnodes, instance_type,
-    points [{size, busbw}] (bytes, GB/s), floors [{size, floor}]}; instance_type is the transport
-    expectation's (MPIJob on EFA, Phase 0), else None.
+    points [{size, busbw}] (bytes, GB/s), floors [{size, floor}]}; instance_type is the item's own (nccl_item's
+    instance_types), else the transport expectation's (MPIJob on EFA, Phase 0), else None.
     """
     item = dict(_plain(item) or {})
     facts = item.get("facts")
@@ -532,7 +536,8 @@ def nccl_sweep(item):
     transport = expect.get("transport") if isinstance(expect.get("transport"), dict) else {}
     return {"name": str(item.get("name") or "nccl"), "node": str(item.get("node") or ""),
             "test": table.get("test"), "nranks": _int(facts.get("nranks")), "nnodes": _int(facts.get("nnodes")),
-            "instance_type": transport.get("instance_type") or None, "points": points[-SWEEP_MAX_POINTS:],
+            "instance_type": item.get("instance_type") or transport.get("instance_type") or None,
+            "points": points[-SWEEP_MAX_POINTS:],
             "floors": floors}
 
 

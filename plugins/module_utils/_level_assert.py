@@ -47,6 +47,7 @@ def argument_spec():
             options=dict(
                 name=dict(type="str", default="nccl"),
                 node=dict(type="str", default=""),
+                instance_type=dict(type="str", default=""),
                 facts=dict(type="dict"),
                 expect=dict(
                     type="dict", default={},

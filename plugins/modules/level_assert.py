@@ -136,6 +136,13 @@ options:
         description: Node or node pair the result is about; empty for cluster-wide.
         type: str
         default: ""
+      instance_type:
+        description:
+          - Instance type of the node(s), for the physical busbw limit the HTML report draws above RV(result.sweeps);
+            judges nothing. Empty, the transport expectation's instance type is used.
+        type: str
+        default: ""
+        version_added: 1.1.0
       facts:
         description:
           - The registered result of M(rlstack.validation.nccl_log_info) (keys tables, network, nranks,

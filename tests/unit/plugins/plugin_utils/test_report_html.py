@@ -298,6 +298,17 @@ def test_sweep_comes_from_the_table_the_checks_judge():
     assert _checks.nccl_sweep({"name": "x", "facts": {"tables": []}}) is None
 
 
+def test_nccl_item_carries_the_nodes_instance_type_to_the_sweep():
+    facts = _nccl.parse_file(L3_LOG)
+    result = dict(facts, item={"key": "p5en-node-0", "value": {}})
+    item = _checks.nccl_item(result, "sweep", {}, {"p5en-node-0": "p5en.48xlarge", "other": "g6.8xlarge"})
+    assert item["instance_type"] == "p5en.48xlarge"
+    sweep = _checks.nccl_sweep(item)
+    assert sweep["instance_type"] == "p5en.48xlarge" and sweep["node"] == "p5en-node-0"
+    assert h.sweep_limit(sweep)["gbps"] == 450.0
+    assert "instance_type" not in _checks.nccl_item(result, "sweep", {}, {"other": "g6.8xlarge"})
+
+
 def test_busbw_limit_from_the_instance_profile():
     assert _profiles.busbw_limit("p5en.48xlarge", 1, 2)["gbps"] == 450.0  # docs/hardware.md: NVLink 4 x 18
     assert _profiles.busbw_limit("p5.48xlarge", 2)["gbps"] == 750.0  # 400 GB/s x 2 x 15 / 16
