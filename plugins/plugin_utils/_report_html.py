@@ -367,11 +367,11 @@ def busbw_chart(sweep, limit=None, width=640, height=300):
               if isinstance(f, dict) and _num(f.get("size")) and _num(f.get("floor")) is not None]
     left, right, top, bottom = 56, 150, 16, 40
     plot_w, plot_h = width - left - right, height - top - bottom
-    xs = [math.log2(s) for s, _ in points] + [math.log2(s) for s, _ in floors if s > 0]
+    xs = [math.log2(p[0]) for p in points] + [math.log2(f[0]) for f in floors if f[0] > 0]
     x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
     if x1 == x0:
         x1 = x0 + 1
-    y_top = max([bw for _, bw in points] + [f for _, f in floors] + ([limit["gbps"]] if limit else []) + [1e-9])
+    y_top = max([p[1] for p in points] + [f[1] for f in floors] + ([limit["gbps"]] if limit else []) + [1e-9])
     y_top = _nice(y_top * 1.08)
 
     def px(size):
@@ -402,8 +402,8 @@ def busbw_chart(sweep, limit=None, width=640, height=300):
                    'stroke-dasharray="8 4"><title>%s</title></line>' % (
                        left, y, left + plot_w, y, esc("physical limit %.1f GB/s (%s): %s" % (
                            limit["gbps"], limit["link"], limit["rule"]))))
-        out.append('<text x="%d" y="%.1f" fill="#6b3fa0">limit %s GB/s</text>' % (left + plot_w + 6, y + 4,
-                                                                                 esc(_fmt_gbps(limit["gbps"]))))
+        out.append('<text x="%d" y="%.1f" fill="#6b3fa0">limit %s GB/s</text>' % (
+            left + plot_w + 6, y + 4, esc(_fmt_gbps(limit["gbps"]))))
     for size, floor in floors:
         y = py(floor)
         x = px(size) if size > 0 else left
