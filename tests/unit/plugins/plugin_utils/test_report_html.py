@@ -309,6 +309,24 @@ def test_nccl_item_carries_the_nodes_instance_type_to_the_sweep():
     assert "instance_type" not in _checks.nccl_item(result, "sweep", {}, {"other": "g6.8xlarge"})
 
 
+def test_level_assert_records_the_sweeps():
+    """What the action plugin and the module return: the level result with its sweeps."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    from ansible_collections.rlstack.validation.plugins.module_utils import _level_assert
+
+    facts = _nccl.parse_file(L3_LOG)
+    args = {"id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU", "nccl": [
+        {"name": "sweep", "node": "gpu-host", "instance_type": "p5en.48xlarge", "facts": facts,
+         "expect": {"min_busbw": [{"size": "4G", "floor": 337.5}], "single_rank_ok": True}},
+        {"name": "mpijob", "facts": None}]}
+    validated = ArgumentSpecValidator(_level_assert.argument_spec()).validate(args)
+    assert not validated.error_messages
+    result = _level_assert.judge(validated.validated_parameters)["result"]
+    assert [s["name"] for s in result["sweeps"]] == ["sweep"]
+    assert result["sweeps"][0]["instance_type"] == "p5en.48xlarge"
+    assert result["sweeps"][0]["points"][-1] == {"size": 4 << 30, "busbw": _nccl.busbw_at_size(facts, 4 << 30)}
+
+
 def test_busbw_limit_from_the_instance_profile():
     assert _profiles.busbw_limit("p5en.48xlarge", 1, 2)["gbps"] == 450.0  # docs/hardware.md: NVLink 4 x 18
     assert _profiles.busbw_limit("p5.48xlarge", 2)["gbps"] == 750.0  # 400 GB/s x 2 x 15 / 16
