@@ -377,25 +377,30 @@ RULE_BUSBW_LIMIT = (
 def busbw_limit(instance_type, nodes, ranks=None):
     """The highest all-reduce busbw (GB/s) the instance type's links allow, or None when a number is unknown.
 
-    nodes: the nodes of the run (1: NVLink between the GPUs of one node; 2+: EFA between nodes); ranks: all
-    ranks (default nodes x GPUs per node). Returns {gbps, link, line_rate_gbps, source, rule}.
+    nodes: the nodes of the run (1: NVLink between the GPUs of one node; 2+: EFA between nodes; None: from ranks,
+    a full node per gpu_count ranks, as nccl-tests MPIJobs run); ranks: all ranks (default nodes x GPUs per node).
+    Returns {gbps, link, line_rate_gbps, nodes, source, rule}.
     """
     try:
         profile = get_profile(instance_type)
     except ProfileNotFound:
         return None
-    nodes = int(nodes or 1)
-    ranks = int(ranks or nodes * (profile["gpu_count"] or 1))
+    gpus = profile["gpu_count"] or 1
+    if not nodes:
+        nodes = -(-int(ranks) // gpus) if ranks else 1
+    nodes = int(nodes)
+    ranks = int(ranks or nodes * gpus)
     if nodes <= 1:
         per_link = NVLINK_LINK_GBS.get(profile["nvlink_generation"])
         if not per_link or not profile["nvlink_per_gpu"] or ranks < 2:
             return None
         rate = per_link * profile["nvlink_per_gpu"]
         return {"gbps": rate, "link": "NVLink %d x %d links" % (profile["nvlink_generation"], profile["nvlink_per_gpu"]),
-                "line_rate_gbps": rate, "source": SRC_NVLINK_RATE, "rule": RULE_BUSBW_LIMIT}
+                "line_rate_gbps": rate, "nodes": 1, "source": SRC_NVLINK_RATE, "rule": RULE_BUSBW_LIMIT}
     if not profile["network_gbps"] or ranks < 2:
         return None
     rate = profile["network_gbps"] / 8.0
     return {"gbps": round(rate * nodes * (ranks - 1) / (ranks * (nodes - 1)), 2),
-            "link": "EFA %d Gbps per node" % profile["network_gbps"], "line_rate_gbps": rate,
+            "link": "EFA %d Gbps per node, %d nodes" % (profile["network_gbps"], nodes), "line_rate_gbps": rate,
+            "nodes": nodes,
             "source": profile["sources"].get("network_gbps") or SRC_AWS_SPEC, "rule": RULE_BUSBW_LIMIT}

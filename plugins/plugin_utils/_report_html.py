@@ -42,7 +42,8 @@ vertical-align:top}th{background:#f2f4f8}.num{text-align:right;font-variant-nume
 .reason{color:#333;max-width:70ch}.checks{margin:2px 0 0 0;padding-left:18px;color:#6b1010}
 .foot{font-family:ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;background:#f7f8fa;
 border:1px solid #e3e6ec;padding:8px;margin:8px 0}
-table.mx td,table.mx th{padding:1px 4px;font-size:12px;text-align:center}table.mx th.n{text-align:left}
+table.mx td,table.mx th{padding:1px 4px;font-size:12px;text-align:center}
+table.mx th.n{text-align:left;white-space:nowrap}.scroll{overflow-x:auto;max-width:100%}
 table.mx th.c{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:500}
 td.p{background:#d9f2df;color:#145a24}td.f{background:#f3a5a5;color:#6b0000;font-weight:700}
 td.w{background:#fde9b5;color:#6b4a00}td.m{background:#fbd0a8;color:#6b3000}td.i{background:#eef1f6;color:#667}
@@ -234,7 +235,8 @@ def node_matrix(report):
               '#eef1f6"></i>recorded, not judged</span> hover a cell for its message</p>')
     note = '<p class="note">%s (report.json has all)</p>' % esc("; ".join(notes)) if notes else ""
     summary = '<p class="meta">%d node(s), %d with a failed check</p>' % (len(nodes), len(failing))
-    return '%s%s<table class="mx">%s%s%s</table>%s' % (summary, legend, head1, head2, "".join(body), note)
+    return '%s%s<div class="scroll"><table class="mx">%s%s%s</table></div>%s' % (
+        summary, legend, head1, head2, "".join(body), note)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -339,7 +341,7 @@ def pair_matrix(isolation):
             tds.append('<td class="%s" title="%s">%s</td>' % (css, esc(title), esc(text)))
         mark = " *" if a in suspect_names else ""
         body.append('<tr><th class="n">%s</th>%s</tr>' % (esc(a + mark), "".join(tds)))
-    parts.append('<table class="mx pairs">%s%s</table><p class="note">* suspect; red: slow or crashed pair, green: '
+    parts.append('<div class="scroll"><table class="mx pairs">%s%s</table></div><p class="note">* suspect; red: slow or crashed pair, green: '
                  'fast pair; hover a cell for the pair</p>' % (head, "".join(body)))
     return "".join(parts)
 
@@ -353,8 +355,7 @@ def sweep_limit(sweep, fingerprint=None):
     itype = sweep.get("instance_type") or (fingerprint or {}).get("instance_type")
     if not itype or "," in str(itype):
         return None
-    nodes = sweep.get("nnodes") or 1
-    return _profiles.busbw_limit(itype, nodes, sweep.get("nranks"))
+    return _profiles.busbw_limit(itype, sweep.get("nnodes"), sweep.get("nranks"))
 
 
 def busbw_chart(sweep, limit=None, width=640, height=300):

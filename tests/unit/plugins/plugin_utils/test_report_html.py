@@ -333,6 +333,9 @@ def test_busbw_limit_from_the_instance_profile():
     assert _profiles.busbw_limit("p5.48xlarge", 2)["line_rate_gbps"] == 400.0
     assert _profiles.busbw_limit("g6.8xlarge", 1) is None  # one GPU, no NVLink
     assert _profiles.busbw_limit("no.such", 2) is None
+    # an MPIJob log without NCCL's node count: 16 ranks of 8-GPU nodes are 2 nodes, not one node's NVLink
+    assert _profiles.busbw_limit("p5.48xlarge", None, 16)["gbps"] == 750.0
+    assert _profiles.busbw_limit("p5en.48xlarge", None, 2)["gbps"] == 450.0
 
 
 def test_chart_log2_axis_floor_and_limit():
