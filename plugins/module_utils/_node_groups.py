@@ -510,8 +510,7 @@ def _bodies_attrs(body):
     """The attributes {name: (value, line)} of a body and of every nested block."""
     yield body["attrs"]
     for _labels, inner, _line in body["blocks"]:
-        for item in _bodies_attrs(inner):
-            yield item
+        yield from _bodies_attrs(inner)
 
 
 def _with_defaults(value, defaults):

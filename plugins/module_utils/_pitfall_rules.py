@@ -665,7 +665,6 @@ def _rule_toleration(pod, opts):
            {"actual": 0, "expected": 1, "op": "ge", "unit": "node groups it tolerates"})
 
 
-
 RULES = (
     Rule("deadline", "error", "A Job, pod or MPIJob deadline (activeDeadlineSeconds) under the floor",
          "set activeDeadlineSeconds to at least %(min_deadline_s)d s: images of 15-20 GB take 5-10 minutes to pull "

@@ -129,8 +129,8 @@ def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
     assert not left, left
 
 
-@pytest.mark.parametrize("component,down_s", [pytest.param("kube-apiserver", 25, marks=pytest.mark.sim),
-                                               ("etcd", 10)])
+@pytest.mark.parametrize("component,down_s", [
+    pytest.param("kube-apiserver", 25, marks=pytest.mark.sim), ("etcd", 10)])
 def test_a_control_plane_restart_is_survived(core, batch, custom, tmp_path, runs, component, down_s):
     """An API server restart of up to 30 s (and an etcd restart) during L5 does not fail the run."""
     run = faultkit.Run(tmp_path, "l5", FAST)

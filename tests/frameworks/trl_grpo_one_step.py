@@ -90,8 +90,9 @@ def main(argv=None):
                           train_dataset=Dataset.from_dict({"prompt": prompts(32)}), processing_class=tok)
     if opts.mode == "train":
         trainer.train()
-        print("global_step=%d max_steps=%d device=%s" % (trainer.state.global_step, trainer.state.max_steps,
-                                                          trainer.model.device), flush=True)
+        state = trainer.state
+        print("global_step=%d max_steps=%d device=%s" % (state.global_step, state.max_steps, trainer.model.device),
+              flush=True)
         if trainer.state.global_step == 1:
             print("TRAINING_STEP_TEST_PASSED", flush=True)
         return 0

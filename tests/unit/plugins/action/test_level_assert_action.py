@@ -71,12 +71,12 @@ def test_the_action_plugin_judges_like_the_module_without_running_a_module(tmp_p
 
 
 def test_report_only_records_without_failing(tmp_path):
-    verdict, _ = _play(tmp_path, report_only=True)
+    verdict = _play(tmp_path, report_only=True)[0]
     assert "failed" not in verdict or verdict["failed"] is False
     assert verdict["result"]["status"] == "FAIL"
 
 
 def test_bad_arguments_are_one_sentence(tmp_path):
-    verdict, _ = _play(tmp_path, checks=[{"node": "x"}])
+    verdict = _play(tmp_path, checks=[{"node": "x"}])[0]
     assert verdict["failed"] is True
     assert verdict["msg"].startswith("level_assert: ") and "name" in verdict["msg"] and "\n" not in verdict["msg"]
