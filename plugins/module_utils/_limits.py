@@ -27,6 +27,16 @@ LEASE_MARGIN_S = 600
 KEEP_FAILED_S = 14400
 # Slack on top of a probe's own watchdog for its pod to end and its log to be read (runner/tasks/probe_kubernetes.yml).
 PROBE_SLACK_S = 120
+# Baselines (_baseline.py, docs/baselines.md): a level may take this much longer than the baseline's time on top of
+# BASELINE_TIME_TOLERANCE (a short level's time is mostly pod start-up, which varies by tens of seconds).
+BASELINE_TIME_SLACK_S = 60
+# busbw is compared with the baseline from this message size up: smaller sizes measure latency, not bandwidth.
+BASELINE_MIN_SIZE_BYTES = 1 << 20
+# A busbw more than this fraction below the baseline's at the same size is a regression: the issue's example (15%)
+# must be caught while the floors (_nccl_catalog.py) keep judging the absolute value.
+BASELINE_BUSBW_TOLERANCE = 0.10
+# A level more than this fraction (plus BASELINE_TIME_SLACK_S) slower than in the baseline is a regression.
+BASELINE_TIME_TOLERANCE = 0.50
 
 # name -> value, as the `limit` filter and the tests read them.
 LIMITS = {
@@ -37,6 +47,13 @@ LIMITS = {
     "lease_margin_s": LEASE_MARGIN_S,
     "keep_failed_s": KEEP_FAILED_S,
     "probe_slack_s": PROBE_SLACK_S,
+    "baseline_time_slack_s": BASELINE_TIME_SLACK_S,
+    "baseline_min_size_bytes": BASELINE_MIN_SIZE_BYTES,
+}
+# name -> fraction (0 to 1), read the same way as LIMITS.
+TOLERANCES = {
+    "baseline_busbw_tolerance": BASELINE_BUSBW_TOLERANCE,
+    "baseline_time_tolerance": BASELINE_TIME_TOLERANCE,
 }
 
 
@@ -46,10 +63,11 @@ class LimitError(ValueError):
 
 def limit(name):
     """The value of one limit by its name in LIMITS; LimitError names the known ones otherwise."""
+    known = dict(LIMITS, **TOLERANCES)
     try:
-        return LIMITS[str(name)]
+        return known[str(name)]
     except KeyError:
-        raise LimitError("unknown limit %r; known: %s" % (name, ", ".join(sorted(LIMITS)))) from None
+        raise LimitError("unknown limit %r; known: %s" % (name, ", ".join(sorted(known)))) from None
 
 
 def grace_s(value=None):

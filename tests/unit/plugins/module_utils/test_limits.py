@@ -75,8 +75,15 @@ def test_grace_s_rejects_text():
 
 def test_the_docs_table_lists_every_limit_with_its_value():
     rows = _table("docs/verdicts.md", "## Where thresholds live")
-    documented = {row[0].strip("`"): int(row[1]) for row in rows}
-    assert documented == _limits.LIMITS
+    documented = {row[0].strip("`"): float(row[1]) for row in rows}
+    assert documented == dict(_limits.LIMITS, **_limits.TOLERANCES)
+
+
+def test_tolerances_are_fractions_named_like_their_constants_and_read_by_name():
+    for name, value in _limits.TOLERANCES.items():
+        assert 0 < value < 1, name
+        assert getattr(_limits, name.upper()) == value, name
+        assert _limits.limit(name) == value
 
 
 def test_literal_copies_agree_with_the_module():
