@@ -14,7 +14,7 @@ author:
 description:
   - One JSON merge patch per node with findings (label C(rlstack.io/validation=bad), the reason and run id
     annotations, and the taint C(rlstack.io/validation-bad:NoSchedule) or C(spec.unschedulable) as O(action)
-    asks). Nodes without findings get no patch. Each patch carries the node's C(resourceVersion).
+    asks). Nodes without findings get no patch.
   - See docs/fleet-scale.md for the names and playbooks/release_nodes.yml for the undo.
 options:
   _input:

@@ -20,9 +20,9 @@ What a patch writes (names under rlstack.io, the collection's prefix for labels 
   annotation  rlstack.io/validation-applied             what the collection changed: label[,taint][,cordon]
   taint       rlstack.io/validation-bad=<run id>:NoSchedule   (taint)
   cordon      spec.unschedulable=true                   (cordon; recorded only when the node was schedulable)
-The patches are JSON merge patches carrying the node's resourceVersion, so a node changed by someone else
-between the read and the patch is refused by the API server (409) instead of losing their change; taints
-are a list a merge patch replaces whole, so the patch lists the node's other taints unchanged.
+The patches are JSON merge patches (RFC 7386). Taints are a list a merge patch replaces whole, so the patch lists
+the node's other taints as they were when the node was read, just before; the node's resourceVersion is not sent,
+because the kubelet's status updates change it all the time and would make the patch fail (409) for no reason.
 """
 
 from __future__ import annotations
@@ -126,8 +126,6 @@ def node_patch(node, reasons, action, run_id):
     patch = {"metadata": {"name": name, "labels": {LABEL: LABEL_VALUE},
                           "annotations": {REASON: _reason_text(reasons), RUN: str(run_id),
                                           APPLIED: ",".join(applied_now)}}}
-    if metadata.get("resourceVersion"):
-        patch["metadata"]["resourceVersion"] = str(metadata["resourceVersion"])
     if patch_spec:
         patch["spec"] = patch_spec
     check = {"name": "on_bad_node", "node": name, "op": "info", "actual": action,
@@ -166,8 +164,6 @@ def release_patch(node, run_id=""):
     applied = _applied(metadata)
     patch = {"metadata": {"name": str(metadata.get("name") or ""), "labels": {LABEL: None},
                           "annotations": {REASON: None, RUN: None, APPLIED: None}}}
-    if metadata.get("resourceVersion"):
-        patch["metadata"]["resourceVersion"] = str(metadata["resourceVersion"])
     taints = spec.get("taints") or []
     kept = [t for t in taints if not (t.get("key") == TAINT_KEY and t.get("effect") == TAINT_EFFECT)]
     patch_spec = {}

@@ -8,7 +8,7 @@ Standard library only (docs/baselines.md). A baseline is built from the run's le
 stack fingerprint of _fingerprint.py where the level has one: L1, L3, Phase 0) and the cluster's GPU nodes:
 
     {schema, cluster, run_id, date,
-     levels: {<level id>: {level, duration_s, busbw: [{size_bytes, busbw_gbps}]}},
+     levels: {<level id>: {level, run_id, date, duration_s, busbw: [{size_bytes, busbw_gbps}], versions}},
      versions: {nccl, aws_ofi_nccl, libfabric, cuda_driver, cuda, efa_installer, image, image_digest,
                 instance_type, nodes}}
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _limits
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels, _limits
 
 SCHEMA = "rlstack.validation/baseline/v1"
 # versions, as the report names them, in the order a change is told
@@ -65,6 +65,8 @@ def record(results, cluster, run_id, date, nodes):
     fingerprints = []
     for level_id in sorted(results or {}):
         result = results[level_id]
+        if str(level_id).partition("/")[0] not in _levels.ids():
+            continue  # the rows that are not levels (the Phase 0 gate, Baseline, Bad nodes)
         if not isinstance(result, dict) or result.get("status") != "PASS":
             continue
         fingerprint = result.get("fingerprint") if isinstance(result.get("fingerprint"), dict) else {}
@@ -72,10 +74,24 @@ def record(results, cluster, run_id, date, nodes):
         busbw = [{"size_bytes": int(r["size_bytes"]), "busbw_gbps": float(r["busbw_gbps"])}
                  for r in fingerprint.get("busbw") or [] if isinstance(r, dict)
                  and r.get("size_bytes") is not None and r.get("busbw_gbps") is not None]
-        levels[str(level_id)] = {"level": str(result.get("level") or ""),
-                                 "duration_s": float(result.get("duration_s") or 0.0), "busbw": busbw}
+        levels[str(level_id)] = {"level": str(result.get("level") or ""), "run_id": str(run_id), "date": str(date),
+                                 "duration_s": float(result.get("duration_s") or 0.0), "busbw": busbw,
+                                 "versions": _versions([fingerprint], nodes)}
     return {"schema": SCHEMA, "cluster": str(cluster), "run_id": str(run_id), "date": str(date),
             "levels": levels, "versions": _versions(fingerprints, nodes)}
+
+
+def merge(stored, current):
+    """The baseline to store after a passing run: the stored one with this run's levels and versions replacing
+    theirs (a run of some levels keeps the other levels' baseline)."""
+    out = dict(current)
+    levels = dict((stored or {}).get("levels") or {})
+    levels.update(current.get("levels") or {})
+    out["levels"] = levels
+    versions = dict((stored or {}).get("versions") or {})
+    versions.update(dict((k, v) for k, v in (current.get("versions") or {}).items() if v not in (None, "")))
+    out["versions"] = versions
+    return out
 
 
 def load(stored):
@@ -140,11 +156,6 @@ def compare(current, stored, busbw_tolerance=None, time_tolerance=None):
     if not stored:
         return [{"name": "baseline", "node": "", "op": "info", "actual": None,
                  "fail_msg": "no baseline of this cluster yet; this run is stored as the baseline when it passes"}]
-    since = "the baseline of %s (run %s)" % (_day(stored.get("date")), stored.get("run_id") or "unknown")
-    changed = changes(stored.get("versions"), current.get("versions"))
-    told = " (%s)" % changed if changed else " (nothing the fingerprint records changed)"
-    same_shape = all(str((stored.get("versions") or {}).get(k)) == str((current.get("versions") or {}).get(k))
-                     for k in ("instance_type", "nodes"))
     checks = []
     for level_id in sorted(current.get("levels") or {}):
         now = current["levels"][level_id]
@@ -152,6 +163,13 @@ def compare(current, stored, busbw_tolerance=None, time_tolerance=None):
         if not base:
             continue
         label = now.get("level") or level_id
+        since = "the baseline of %s (run %s)" % (_day(base.get("date") or stored.get("date")),
+                                                 base.get("run_id") or stored.get("run_id") or "unknown")
+        before = base.get("versions") or stored.get("versions") or {}
+        after = now.get("versions") or current.get("versions") or {}
+        changed = changes(before, after)
+        told = " (%s)" % changed if changed else " (nothing the fingerprint records changed)"
+        same_shape = all(str(before.get(k)) == str(after.get(k)) for k in ("instance_type", "nodes"))
         if now.get("busbw") and base.get("busbw"):
             name = "baseline_busbw_%s" % label
             worst = _worst_busbw(now["busbw"], base["busbw"], _limits.BASELINE_MIN_SIZE_BYTES)
@@ -174,5 +192,6 @@ def compare(current, stored, busbw_tolerance=None, time_tolerance=None):
                            "fail_msg": "%s took %.0f s, %.0f s in %s%s" % (label, seen_s, was_s, since, told)})
     if not checks:
         checks.append({"name": "baseline", "node": "", "op": "info", "actual": None,
-                       "fail_msg": "no level of this run is in %s" % since})
+                       "fail_msg": "no level of this run is in the baseline of %s (run %s)"
+                                   % (_day(stored.get("date")), stored.get("run_id") or "unknown")})
     return checks

@@ -47,7 +47,9 @@ def _judge(checks):
 def test_the_record_keeps_times_busbw_and_versions():
     base = _record()
     assert base["schema"] == bl.SCHEMA and set(base["levels"]) == {"l0_infrastructure", "l3_multi_gpu"}
-    assert base["levels"]["l0_infrastructure"] == {"level": "L0", "duration_s": 20.0, "busbw": []}
+    l0 = base["levels"]["l0_infrastructure"]
+    assert (l0["level"], l0["duration_s"], l0["busbw"], l0["run_id"]) == ("L0", 20.0, [], "run-2026-11-24")
+    assert l0["versions"] == {"instance_type": "p5.48xlarge", "nodes": 2}
     assert base["levels"]["l3_multi_gpu"]["busbw"] == [
         {"size_bytes": r["size_bytes"], "busbw_gbps": r["busbw_gbps"]} for r in _fingerprint_of()["busbw"]]
     assert base["versions"]["instance_type"] == "p5.48xlarge" and base["versions"]["nodes"] == 2
@@ -55,10 +57,21 @@ def test_the_record_keeps_times_busbw_and_versions():
     assert bl.load(json.dumps(base)) == base
 
 
-def test_failed_levels_are_not_part_of_a_baseline():
+def test_failed_levels_and_rows_that_are_not_levels_are_not_part_of_a_baseline():
     results = _results()
     results["l3_multi_gpu"]["status"] = "FAIL"
+    results["baseline"] = build_level_result("baseline", level="BASE", checks=[{"name": "x", "op": "info"}])
     assert set(bl.record(results, "c", "r", "d", NODES)["levels"]) == {"l0_infrastructure"}
+
+
+def test_a_run_of_some_levels_keeps_the_other_levels_baseline():
+    stored = _record()
+    l0_only = bl.record({"l0_infrastructure": _results()["l0_infrastructure"]}, "eks-p5", "r2",
+                        "2026-12-01T10:00:00Z", NODES)
+    merged = bl.merge(stored, l0_only)
+    assert merged["levels"]["l3_multi_gpu"] == stored["levels"]["l3_multi_gpu"]
+    assert merged["levels"]["l0_infrastructure"]["run_id"] == "r2" and merged["run_id"] == "r2"
+    assert merged["versions"]["image"] == IMAGE
 
 
 def test_the_same_busbw_is_no_regression():
@@ -103,7 +116,7 @@ def test_a_slower_level_beyond_tolerance_and_slack_is_a_regression():
 
 def test_another_shape_is_not_compared_and_no_baseline_is_told():
     other = copy.deepcopy(_record(scale=0.5))
-    other["versions"]["nodes"] = 4
+    other["levels"]["l3_multi_gpu"]["versions"]["nodes"] = 4
     busbw = [c for c in bl.compare(other, _record()) if c["name"] == "baseline_busbw_L3"][0]
     assert busbw["op"] == "info" and "node count 2 -> 4" in busbw["fail_msg"]
     first = bl.compare(_record(), None)
