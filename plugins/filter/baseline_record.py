@@ -37,6 +37,13 @@ options:
     type: list
     elements: dict
     required: true
+  stored:
+    description:
+      - The stored baseline (JSON text or dict) to merge into, for the baseline a passing run stores; this run's
+        levels and versions replace the stored ones, other levels are kept. Empty gives this run's alone; an
+        unreadable one is replaced.
+    type: raw
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -57,8 +64,13 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _baselin
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 
-def baseline_record(results, cluster, run_id, date, nodes):
-    return _baseline.record(plain(results or {}), str(cluster), str(run_id), str(date), plain(nodes or []))
+def baseline_record(results, cluster, run_id, date, nodes, stored=""):
+    current = _baseline.record(plain(results or {}), str(cluster), str(run_id), str(date), plain(nodes or []))
+    try:
+        previous = _baseline.load(plain(stored))
+    except _baseline.BaselineError:
+        previous = None
+    return _baseline.merge(previous, current) if previous else current
 
 
 class FilterModule:
