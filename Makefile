@@ -11,7 +11,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html
+        sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html test-fleet
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
@@ -72,6 +72,10 @@ test-faults: venv sim-build
 test-html: venv
 	bash tests/html/get_chromium.sh >/dev/null
 	$(BIN)/pytest tests/html -q -s -p no:cacheprovider -m browser
+
+# The longer fleet-scale sim tests (baselines: three L3 runs, about 200 s); make test leaves them out.
+test-fleet: venv sim-build
+	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -p no:cacheprovider -m fleet_extended
 
 test-molecule: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/molecule -q -m molecule

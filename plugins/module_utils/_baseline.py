@@ -138,11 +138,12 @@ def _day(date):
 def _worst_busbw(now_rows, base_rows, min_size):
     base = dict((int(r["size_bytes"]), float(r["busbw_gbps"])) for r in base_rows or [])
     worst = None
-    for row in now_rows or []:
+    # largest size first, ratios to 3 decimals: of sizes that fell alike, the report names the largest
+    for row in sorted(now_rows or [], key=lambda r: -int(r["size_bytes"])):
         size = int(row["size_bytes"])
         if size < min_size or base.get(size, 0) <= 0:
             continue
-        ratio = float(row["busbw_gbps"]) / base[size]
+        ratio = round(float(row["busbw_gbps"]) / base[size], 3)
         if worst is None or ratio < worst[0]:
             worst = (ratio, size, float(row["busbw_gbps"]), base[size])
     return worst
