@@ -73,4 +73,4 @@ def test_the_documentation_matches_the_function(name):
 
 
 def test_the_limit_filter_documents_every_limit():
-    assert sorted(_doc("limit")["DOCUMENTATION"]["options"]["_input"]["choices"]) == sorted(_limits.LIMITS)
+    assert sorted(_doc("limit")["DOCUMENTATION"]["options"]["_input"]["choices"]) == sorted(dict(_limits.LIMITS, **_limits.TOLERANCES))
