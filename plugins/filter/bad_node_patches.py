@@ -36,6 +36,11 @@ options:
     description: The run id the annotation (and the taint's value) carries.
     type: str
     required: true
+  suspects:
+    description: Bad-node isolation's suspects, C([{node, confidence, evidence}]) (roles/isolate), also acted on.
+    type: list
+    elements: dict
+    default: []
 """
 
 EXAMPLES = r"""
@@ -58,9 +63,10 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _bad_nod
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 
-def bad_node_patches(findings, nodes, action, run_id):
+def bad_node_patches(findings, nodes, action, run_id, suspects=None):
     try:
-        return _bad_nodes.node_patches(plain(findings or []), plain(nodes or []), str(action), str(run_id))
+        return _bad_nodes.node_patches(plain(findings or []), plain(nodes or []), str(action), str(run_id),
+                                       plain(suspects or []))
     except _bad_nodes.BadNodeError as exc:
         raise AnsibleFilterError(str(exc)) from None
 

@@ -67,6 +67,19 @@ def findings(result, node_names):
     return out
 
 
+def suspect_findings(suspects):
+    """Findings from bad-node isolation's suspects ([{node, confidence, evidence}], roles/isolate)."""
+    out = []
+    for suspect in suspects or []:
+        if isinstance(suspect, dict) and suspect.get("node"):
+            evidence = suspect.get("evidence") or []
+            shown = "; ".join(str(e) for e in evidence[:3]) if isinstance(evidence, list) else str(evidence)
+            out.append(finding(suspect["node"], "ISOLATE", "isolation",
+                               "isolation: suspect, %s confidence%s" % (suspect.get("confidence") or "unknown",
+                                                                         " (%s)" % shown if shown else "")))
+    return out
+
+
 def by_node(all_findings):
     """{node: [reason, ...]} in first-seen order, each reason once."""
     out = {}
@@ -134,11 +147,12 @@ def node_patch(node, reasons, action, run_id):
     return {"name": name, "patch": patch, "applies": adds, "reasons": list(reasons), "check": check}
 
 
-def node_patches(all_findings, nodes, action, run_id):
-    """node_patch for every node with findings; nodes: the Node objects (read just before). A node with
-    findings but no object (gone since) is left out; nodes without findings are never patched."""
+def node_patches(all_findings, nodes, action, run_id, suspects=None):
+    """node_patch for every node with findings (and isolation suspects); nodes: the Node objects (read just
+    before). A node with findings but no object (gone since) is left out; nodes without findings are never
+    patched."""
     _check_action(action)
-    reasons = by_node(all_findings)
+    reasons = by_node(list(all_findings or []) + suspect_findings(suspects))
     objects = dict((str((n.get("metadata") or {}).get("name")), n) for n in nodes or [] if isinstance(n, dict))
     out = []
     for name in sorted(reasons):

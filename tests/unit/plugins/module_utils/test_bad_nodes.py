@@ -120,3 +120,10 @@ def test_release_keeps_a_cordon_that_was_not_ours_and_filters_by_run():
     assert "spec" not in b.release_patch(marked)["patch"]
     assert b.release_patch(marked, "r2") is None and b.release_patch(marked, "r1")["run"] == "r1"
     assert b.release_patches([_node("a"), marked]) == [b.release_patch(marked)]
+
+
+def test_isolation_suspects_are_findings_too():
+    suspects = [{"node": "p5-node-2", "confidence": "high", "evidence": ["p5-node-2+p5-node-0: 40 GB/s"]}]
+    patches = b.node_patches([], [_node(n) for n in NODES], "label", "r1", suspects)
+    assert [p["name"] for p in patches] == ["p5-node-2"]
+    assert patches[0]["reasons"] == ["isolation: suspect, high confidence (p5-node-2+p5-node-0: 40 GB/s)"]
