@@ -17,7 +17,7 @@ description:
     GPU nodes). See docs/baselines.md.
 options:
   _input:
-    description: C({level id: level result}), each result with its C(fingerprint) (or none).
+    description: "The level results by level id, each with its C(fingerprint) (or none)."
     type: dict
     required: true
   cluster:
