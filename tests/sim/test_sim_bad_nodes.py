@@ -25,7 +25,11 @@ def _playbook(tmp_path, playbook, *args):
                PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), playbook, "-i", "inventories/sim",
            "-e", f"validation_kubeconfig={simkit.KUBECONFIG}", *args]
-    return subprocess.run(cmd, cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(cmd, cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    # kept with the test's files (pytest --basetemp) for docs/fleet-scale.md
+    with open(tmp_path / "stdout.log", "a", encoding="utf-8") as out:
+        out.write("$ ansible-playbook %s %s\n%s\n" % (playbook, " ".join(args), proc.stdout))
+    return proc
 
 
 def _nodes(core):

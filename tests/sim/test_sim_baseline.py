@@ -26,6 +26,7 @@ def _run_l3(tmp_path, evidence, name):
            "--tags", "l3", "-e", f"validation_kubeconfig={simkit.KUBECONFIG}", "-e", "validation_baseline=compare",
            "-e", f"validation_evidence_dir={evidence}"]
     proc = subprocess.run(cmd, cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=400, check=False)
+    (tmp_path / ("%s.log" % name)).write_text(proc.stdout, encoding="utf-8")  # for docs/baselines.md (--basetemp)
     report = json.loads((report_dir / "report.json").read_text())["clusters"][0]
     return proc, {lv["id"]: lv for lv in report["levels"]}, report
 
