@@ -74,9 +74,10 @@ def suspect_findings(suspects):
         if isinstance(suspect, dict) and suspect.get("node"):
             evidence = suspect.get("evidence") or []
             shown = "; ".join(str(e) for e in evidence[:3]) if isinstance(evidence, list) else str(evidence)
-            out.append(finding(suspect["node"], "ISOLATE", "isolation",
-                               "isolation: suspect, %s confidence%s" % (suspect.get("confidence") or "unknown",
-                                                                         " (%s)" % shown if shown else "")))
+            reason = "isolation: suspect, %s confidence" % (suspect.get("confidence") or "unknown")
+            if shown:
+                reason += " (%s)" % shown
+            out.append(finding(suspect["node"], "ISOLATE", "isolation", reason))
     return out
 
 

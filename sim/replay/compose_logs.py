@@ -83,7 +83,7 @@ def scaled_table(table, factor):
                 fields[i] = field[:len(field) - len(token)] + new if len(new) <= len(token) else " " + new
             line = match.group(1) + match.group(2) + "".join(fields)
         elif "Avg bus bandwidth" in line:
-            head, _, value = line.rpartition(":")
+            head, _colon, value = line.rpartition(":")
             line = "%s: %s" % (head, _scaled(value.strip(), factor))
         out.append(line)
     return out

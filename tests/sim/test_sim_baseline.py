@@ -40,13 +40,13 @@ def test_a_busbw_15_percent_below_the_baseline_is_a_regression(scenario, tmp_pat
     assert baseline["levels"]["l3_multi_gpu"]["run_id"] == first["run_id"]
     assert max(r["busbw_gbps"] for r in baseline["levels"]["l3_multi_gpu"]["busbw"]) == pytest.approx(437.79, abs=0.1)
 
-    proc, rows, _ = _run_l3(tmp_path, evidence, "same")
+    proc, rows, _report = _run_l3(tmp_path, evidence, "same")
     assert proc.returncode == 0, proc.stdout[-3000:]
     names = {c["name"]: c for c in rows["baseline"]["checks"]}
     assert names["baseline_busbw_L3"]["passed"] and names["baseline_time_L3"]["passed"], names
 
     scenario("busbw-regressed")
-    proc, rows, _ = _run_l3(tmp_path, evidence, "regressed")
+    proc, rows, _report = _run_l3(tmp_path, evidence, "regressed")
     assert proc.returncode != 0 and rows["l3_multi_gpu"]["status"] == "PASS", proc.stdout[-3000:]
     assert rows["baseline"]["status"] == "FAIL"
     (check,) = [c for c in rows["baseline"]["checks"] if not c["passed"]]
