@@ -164,24 +164,24 @@ def compare(current, stored, busbw_tolerance=None, time_tolerance=None):
         if not base:
             continue
         label = now.get("level") or level_id
-        since = "the baseline of %s (run %s)" % (_day(base.get("date") or stored.get("date")),
-                                                 base.get("run_id") or stored.get("run_id") or "unknown")
+        day = _day(base.get("date") or stored.get("date"))
+        run = base.get("run_id") or stored.get("run_id") or "unknown"
         before = base.get("versions") or stored.get("versions") or {}
         after = now.get("versions") or current.get("versions") or {}
-        changed = changes(before, after)
-        told = " (%s)" % changed if changed else " (nothing the fingerprint records changed)"
+        changed = changes(before, after) or "no recorded version changed"
         same_shape = all(str(before.get(k)) == str(after.get(k)) for k in ("instance_type", "nodes"))
         if now.get("busbw") and base.get("busbw"):
             name = "baseline_busbw_%s" % label
             worst = _worst_busbw(now["busbw"], base["busbw"], _limits.BASELINE_MIN_SIZE_BYTES)
             if not same_shape:
                 checks.append({"name": name, "node": "", "op": "info", "actual": None,
-                               "fail_msg": "not compared: %s ran on other nodes%s" % (since, told)})
+                               "fail_msg": "not compared: the baseline of %s (run %s) ran on other nodes (%s)"
+                                           % (day, run, changed)})
             elif worst:
                 ratio, size, seen, was = worst
                 below = (1.0 - ratio) * 100.0
-                text = ("busbw at %s %.0f%% %s %s%s: %.1f GB/s, baseline %.1f GB/s"
-                        % (size_text(size), abs(below), "below" if below >= 0 else "above", since, told, seen, was))
+                text = ("busbw at %s %.0f%% %s the baseline of %s (%s; baseline run %s: %.1f GB/s)"
+                        % (size_text(size), abs(below), "below" if below >= 0 else "above", day, changed, run, was))
                 checks.append({"name": name, "node": "", "op": "ge", "actual": round(seen, 3),
                                "expected": round(was * (1.0 - tol), 3), "unit": "GB/s", "fail_msg": text,
                                "hint": HINT_BUSBW})
@@ -190,7 +190,8 @@ def compare(current, stored, busbw_tolerance=None, time_tolerance=None):
             bound = round(was_s * (1.0 + time_tol) + _limits.BASELINE_TIME_SLACK_S, 1)
             checks.append({"name": "baseline_time_%s" % label, "node": "", "op": "le", "actual": round(seen_s, 1),
                            "expected": bound, "unit": "s", "hint": HINT_TIME,
-                           "fail_msg": "%s took %.0f s, %.0f s in %s%s" % (label, seen_s, was_s, since, told)})
+                           "fail_msg": "%s took %.0f s, %.0f s in the baseline of %s (%s; baseline run %s)"
+                                       % (label, seen_s, was_s, day, changed, run)})
     if not checks:
         checks.append({"name": "baseline", "node": "", "op": "info", "actual": None,
                        "fail_msg": "no level of this run is in the baseline of %s (run %s)"

@@ -51,7 +51,8 @@ def test_a_busbw_15_percent_below_the_baseline_is_a_regression(scenario, tmp_pat
     assert rows["baseline"]["status"] == "FAIL"
     (check,) = [c for c in rows["baseline"]["checks"] if not c["passed"]]
     assert check["name"] == "baseline_busbw_L3"
-    assert "busbw at 2 GiB 15% below the baseline of" in check["message"] and first["run_id"] in check["message"]
+    assert "busbw at 2 GiB 15% below the baseline of" in check["message"]
+    assert "(no recorded version changed; baseline run %s: 437.8 GB/s)" % first["run_id"] in check["message"]
     assert "VALIDATION RESULTS" in proc.stdout and "baseline_busbw_L3" in proc.stdout
     # a failed run does not replace the baseline
     assert json.loads(stored.read_text())["levels"]["l3_multi_gpu"]["run_id"] == first["run_id"]

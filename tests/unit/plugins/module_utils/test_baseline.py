@@ -87,8 +87,8 @@ def test_busbw_15_percent_below_is_a_regression_that_names_what_changed():
     assert result["status"] == "FAIL"
     busbw = [c for c in result["checks"] if c["name"] == "baseline_busbw_L3"][0]
     assert not busbw["passed"]
-    assert "15% below the baseline of 2026-11-24 (run run-2026-11-24)" in busbw["message"]
-    assert "image public.ecr.aws" in busbw["message"]
+    assert "15% below the baseline of 2026-11-24 (NCCL 2.27.7-1 -> 2.28.3-1, image public.ecr.aws" in busbw["message"]
+    assert "baseline run run-2026-11-24: " in busbw["message"]
     largest = max(r["size_bytes"] for r in now["levels"]["l3_multi_gpu"]["busbw"])
     assert busbw["message"].startswith("baseline_busbw_L3: busbw at ")
     assert largest >= _limits.BASELINE_MIN_SIZE_BYTES
@@ -111,7 +111,7 @@ def test_a_slower_level_beyond_tolerance_and_slack_is_a_regression():
     ok = _judge(bl.compare(_record(l3_s=bound), _record()))
     slow = _judge(bl.compare(_record(l3_s=bound + 1), _record()))
     assert ok["status"] == "PASS" and slow["status"] == "FAIL"
-    assert "L3 took 211 s, 100 s in the baseline of 2026-11-24" in slow["reason"]
+    assert "L3 took 211 s, 100 s in the baseline of 2026-11-24 (no recorded version changed" in slow["reason"]
 
 
 def test_another_shape_is_not_compared_and_no_baseline_is_told():
