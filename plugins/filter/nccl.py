@@ -19,8 +19,12 @@ def nccl_mpijob(nodes, name, image, floors=None, network=None, tolerance=0.0):
                                _plain(network or []), float(tolerance or 0.0))
 
 
+def nccl_launcher(mpijob):
+    return _checks.nccl_launcher(_plain(mpijob or {}))
+
+
 class FilterModule:
     """NCCL filters."""
 
     def filters(self):
-        return {"nccl_item": nccl_item, "nccl_mpijob": nccl_mpijob}
+        return {"nccl_item": nccl_item, "nccl_mpijob": nccl_mpijob, "nccl_launcher": nccl_launcher}

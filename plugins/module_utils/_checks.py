@@ -821,6 +821,27 @@ def nccl_mpijob(nodes, name, image, floors, network, tolerance):
     return {"mpijob": mpijob, "expect": expect, "instance_type": itype}
 
 
+def nccl_launcher(mpijob):
+    """What the nccl-tests launcher runs, for the MPIJob (templates/mpijob.yml.j2) and the TrainJob
+    (_trainjob.definition) alike: {np, env, args}. Open MPI's mpirun over np = workers x GPUs ranks, each
+    rank through files/nccl_tests_json.sh (mounted at /opt/rlstack), every variable of env passed with -x.
+    FI_EFA_USE_DEVICE_RDMA=1 only on RDMA-capable types: libfabric aborts with it on g5/g6."""
+    job = dict(mpijob or {})
+    np = int(job.get("workers") or 1) * int(job.get("gpus_per_worker") or 1)
+    env = {"NCCL_DEBUG": "INFO", "FI_PROVIDER": "efa", "FI_EFA_FORK_SAFE": "1", "NCCL_NVLS_ENABLE": "0"}
+    if job.get("rdma"):
+        env["FI_EFA_USE_DEVICE_RDMA"] = "1"
+    env.update({str(k): str(v) for k, v in (job.get("extra_env") or {}).items()})
+    args = ["--allow-run-as-root", "--tag-output", "-np", str(np), "-bind-to", "none", "-map-by", "slot"]
+    for key in env:
+        args += ["-x", key]
+    args += ["/bin/sh", "/opt/rlstack/nccl_tests_json.sh",
+             "/opt/nccl-tests/build/" + str(job.get("test") or "all_reduce_perf"),
+             "-b", str(job.get("min_bytes") or "8"), "-e", str(job.get("max_bytes") or "1G"),
+             "-f", "2", "-g", "1", "-c", "1", "-n", str(job.get("iters") or 20)]
+    return {"np": np, "env": env, "args": args}
+
+
 def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
     """The Job (runner templates/job.yml.j2 `runner_job`) that runs one example for L5 (mode train) or
     L6 (mode eval): the framework contract's one-step or eval-only overrides plus the example's own,

@@ -22,6 +22,8 @@ from ansible_collections.rlstack.validation.plugins.module_utils._limits import 
 TARGET_LABEL = "rlstack.io/target"
 # Indexed Jobs (multi-node examples) label each pod with its index; index 0 is the head, judged alone.
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+# sigs.k8s.io/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go ReplicatedJobNameKey (TrainJob pods)
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 # Waiting reasons that mean the container will not start without someone fixing something.
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
@@ -92,7 +94,8 @@ def pod_state(pod, now=None, grace_s=PROBLEM_GRACE_S):
     labels = meta.get("labels") or {}
     state = {"pod": meta.get("name", ""), "node": spec.get("nodeName") or "", "phase": phase, "ready": ready,
              "target": labels.get(TARGET_LABEL) or spec.get("nodeName") or "",
-             "role": labels.get("training.kubeflow.org/job-role") or "",
+             # MPIJob (mpi-operator) or TrainJob (JobSet's replicated job: launcher, node)
+             "role": labels.get("training.kubeflow.org/job-role") or labels.get(REPLICATED_JOB_LABEL) or "",
              "index": labels.get(INDEX_LABEL),
              "age_s": round(age, 1), "problem": None, "exit_code": None}
     statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])

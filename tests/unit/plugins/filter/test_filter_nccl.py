@@ -13,7 +13,7 @@ from filter_helpers import tagged
 
 def test_filters_exposes_the_names():
     filters = nccl_filter.FilterModule().filters()
-    assert set(filters) == {"nccl_item", "nccl_mpijob"}
+    assert set(filters) == {"nccl_item", "nccl_mpijob", "nccl_launcher"}
     assert filters["nccl_item"] is nccl_filter.nccl_item
     assert filters["nccl_mpijob"] is nccl_filter.nccl_mpijob
 
