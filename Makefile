@@ -10,7 +10,7 @@ INVENTORY ?= inventories/sim
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv demo test test-unit lint sanity test-sim test-molecule test-gpu sim-build sim-up sim-down \
+.PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-up sim-down \
         sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html test-fleet
 
 help:
@@ -62,7 +62,11 @@ sanity: venv
 	bash tests/sanity.sh
 
 test-sim: venv sim-build
-	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -m sim
+	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -m "sim and not sim_extended"
+
+# The longer sim tests (whole playbook runs, e.g. L3 as a TrainJob under healthy and nccl-crash; ~2-3 min).
+test-sim-extended: venv sim-build
+	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -p no:cacheprovider -m sim_extended
 
 # Every fault of tests/faults (about 15 minutes on 2 cores); make test runs the subset also marked `sim`.
 test-faults: venv sim-build

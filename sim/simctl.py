@@ -33,6 +33,11 @@ CLUSTER = "rlstack-sim"
 MANAGED = {"app.kubernetes.io/managed-by": "rlstack.validation"}
 LEVEL_LABEL = "rlstack.io/level"
 ROLE_LABEL = "training.kubeflow.org/job-role"
+# A TrainJob's pods carry JobSet's replicated-job name instead (launcher, node; jobset v0.12.0 jobset_types.go).
+JOBSET_ROLE_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+ROLE_EXPR = f'(.metadata.labels["{ROLE_LABEL}"] // .metadata.labels["{JOBSET_ROLE_LABEL}"] // "")'
+# A TrainJob's node pods run sshd until the TrainJob ends, like MPIJob workers: no outcome stage ends them.
+NOT_A_TRAINJOB_NODE = {"key": f'(.metadata.labels["{JOBSET_ROLE_LABEL}"] // "")', "operator": "NotIn", "values": ["node"]}
 EXAMPLE_LABEL = "rlstack.io/example"  # the L5/L6 example a Job pod runs (runner templates/job.yml.j2)
 COMPONENT_LABEL = "app.kubernetes.io/component"
 PROBE_DONE = "sim.rlstack.io/probe-done"
@@ -271,13 +276,13 @@ def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
     reference of kind Job is not enough, because the collection's anchor Job owns every object of a run."""
     exprs = [{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
              {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-             {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]
+             {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}, NOT_A_TRAINJOB_NODE]
     labels = dict(MANAGED)
     if key:
         level, role, example = outcome_key(key)
         exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "In", "values": [level]})
         if role:
-            exprs.append({"key": f'.metadata.labels["{ROLE_LABEL}"]', "operator": "In", "values": [role]})
+            exprs.append({"key": ROLE_EXPR, "operator": "In", "values": [role]})
         if example:
             exprs.append({"key": f'.metadata.labels["{EXAMPLE_LABEL}"]', "operator": "In", "values": [example]})
     for level in exclude_levels or []:
@@ -320,7 +325,7 @@ def scenario_stages(name: str) -> list:
                  "operator": "NotIn", "values": [f"{level}@{example}"]})
         elif role:
             default["spec"]["selector"]["matchExpressions"].append(
-                {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + (.metadata.labels["{ROLE_LABEL}"] // "")',
+                {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + {ROLE_EXPR}',
                  "operator": "NotIn", "values": [key]})
     stages.append(default)
     return stages
@@ -481,6 +486,15 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
     crd = load_yaml_docs(mpi_dir / "manifests" / "base" / "kubeflow.org_mpijobs.yaml")[0]
     ext = client.ApiextensionsV1Api(api)
     ext.create_custom_resource_definition(crd)
+    # Kubeflow Trainer v2's CRDs (TrainJob, ClusterTrainingRuntime, TrainingRuntime) and JobSet's, the real
+    # YAML of the pinned releases from the Go module cache; sim/trainer_sim.py acts on TrainJobs.
+    trainer_dir = module_dir("github.com/kubeflow/trainer/v2", v["SIM_TRAINER_VERSION"])
+    jobset_dir = module_dir("sigs.k8s.io/jobset", v["SIM_JOBSET_VERSION"])
+    extra_crds = [trainer_dir / "manifests" / "base" / "crds" / f"trainer.kubeflow.org_{kind}.yaml"
+                  for kind in ("trainjobs", "clustertrainingruntimes", "trainingruntimes")]
+    extra_crds.append(jobset_dir / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
+    for path in extra_crds:
+        ext.create_custom_resource_definition(load_yaml_docs(path)[0])
 
     nodes = cluster_nodes(p5_nodes)
     log(f"creating nodes: {p5_nodes} x p5.48xlarge, 2 x g6.8xlarge, 1 system node")
@@ -498,6 +512,16 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         got = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
         return any(c.type == "Established" and c.status == "True" for c in (got.status.conditions or []))
     wait_for("the MPIJob CRD", crd_established, 60)
+
+    def trainer_crds_established():
+        names = ("trainjobs.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org")
+        return all(any(c.type == "Established" and c.status == "True"
+                       for c in (ext.read_custom_resource_definition(n).status.conditions or [])) for n in names)
+    wait_for("the Trainer CRDs", trainer_crds_established, 60)
+    # The MPI runtime the collection's TrainJobs reference, as an administrator would apply it.
+    for obj in load_yaml_docs(ROOT / "trainer" / "nccl-tests-runtime.yml"):
+        client.CustomObjectsApi(api).create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1",
+                                                                  "clustertrainingruntimes", obj)
     core.create_namespace({"metadata": {"name": "mpi-operator"}})
     wait_for("the default service account", lambda: core.read_namespaced_service_account("default", "default"), 60)
     log("adding the GPU Operator, the EFA device plugin and FSx storage")
@@ -508,7 +532,7 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
     apply(dyn, stage("sim-pod-complete", {"matchExpressions": [
         {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
         {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-        {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}]},
+        {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}, NOT_A_TRAINJOB_NODE]},
         terminated("Succeeded", 0, "Completed"), weight=0, scenario=False))
     # A probe pod ends once the node runtime has run its command and written its log (probe-as-entrypoint).
     apply(dyn, stage("sim-probe-complete", {"matchExpressions": [
@@ -547,8 +571,10 @@ def ensure_processes(bins: Path) -> None:
                   f'--lock-namespace=mpi-operator --threadiness=2 --monitoring-port=0 -v=2')
         start_process("mpi-operator", ["unshare", "--net", "--fork", "--kill-child", "sh", "-c", script],
                       env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"})
+    if not alive_named("trainer"):
+        start_process("trainer", [py, str(SIM / "simctl.py"), "trainer"], env={**os.environ, "SIM_STATE": str(STATE)})
     time.sleep(1.0)
-    for name in ("runtime", "apiserver-relay", "mpi-operator"):
+    for name in ("runtime", "apiserver-relay", "mpi-operator", "trainer"):
         if not alive_named(name):
             die(f"{name} exited at start; see {STATE / 'logs' / (name + '.log')}")
 
@@ -565,7 +591,7 @@ def print_usage() -> None:
 
 
 def down(quiet: bool = False) -> None:
-    for name in ("mpi-operator", "apiserver-relay", "runtime"):
+    for name in ("trainer", "mpi-operator", "apiserver-relay", "runtime"):
         stop_process(name)
     bins = bin_dir()
     if (STATE / "kwok" / "clusters" / CLUSTER).exists() and (bins / "kwokctl").exists():
@@ -636,7 +662,7 @@ def log_source(pod, scenario: str) -> Path | None:
     level = labels.get(LEVEL_LABEL)
     if not level:
         return None
-    role = labels.get(ROLE_LABEL, "")
+    role = labels.get(ROLE_LABEL) or labels.get(JOBSET_ROLE_LABEL) or ""
     spec = scenarios().get(scenario) or {}
     overrides = spec.get("logs") or {}
     key = f"{level}/{role}" if role else level
@@ -789,6 +815,7 @@ def main() -> int:
     sub.add_parser("down")
     sub.add_parser("status")
     sub.add_parser("runtime")
+    sub.add_parser("trainer")
     p_relay = sub.add_parser("relay")
     p_relay.add_argument("mode", choices=["unix", "tcp"])
     p_relay.add_argument("listen")
@@ -810,6 +837,9 @@ def main() -> int:
         return status()
     elif args.cmd == "runtime":
         runtime()
+    elif args.cmd == "trainer":
+        import trainer_sim
+        trainer_sim.run(clients, lambda msg: print(msg, flush=True))
     elif args.cmd == "relay":
         relay(args.mode, args.listen, args.target)
     return 0
