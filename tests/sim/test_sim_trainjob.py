@@ -110,3 +110,21 @@ def test_l3_as_a_trainjob_judges_like_the_mpijob(custom, core, scenario, tmp_pat
         failed = [c for c in l3["checks"] if not c["passed"]]
         assert any("signal 11" in json.dumps(c).lower() or c["name"] == "signatures" for c in failed), failed
     assert left_behind(custom, core, run_id) == []
+
+
+def test_a_suspended_trainjob_is_not_admitted(custom, core, namespace):
+    body = trainjob_body("queued", namespace)
+    body["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-a"
+    body["spec"]["suspend"] = True
+    custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+
+    def read():
+        obj = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "queued")
+        return obj if simkit.condition((obj.get("status") or {}).get("conditions"), "Suspended") else None
+
+    obj = simkit.wait_until(read, 20, "the Suspended condition")
+    state = _trainjob.trainjob_state(obj, [], grace_s=0, workloads=[])
+    message = state["problems"][0]["problem"]["message"]
+    assert state["settled"] and not state["failed"], state
+    assert message.startswith("not admitted by Kueue (queue team-a)") and "(Suspended: TrainJob is suspended)" in message
+    assert core.list_namespaced_pod(namespace).items == []
