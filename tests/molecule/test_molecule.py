@@ -18,10 +18,7 @@ pytestmark = pytest.mark.molecule
 # Scenarios whose fault a faster sim test already judges end to end (tests/sim/test_sim_l0_health.py runs
 # each L0 health fault; gpu-missing covers a missing device like efa-missing). `make test` leaves them out
 # to stay within its time; `make test-molecule` runs every scenario.
-EXTENDED = {"row-remap-pending", "pcie-degraded", "ecc-uncorrectable", "gpu-condition", "efa-missing",
-            # failed on the integrated main of 2026-12-01 (cause not read yet); tests/sim/test_sim_job_watch.py
-            # covers its fail-fast on the sim meanwhile
-            "train-override-ignored"}
+EXTENDED = {"row-remap-pending", "pcie-degraded", "ecc-uncorrectable", "gpu-condition", "efa-missing"}
 
 
 def test_every_simulated_failure_has_a_scenario():

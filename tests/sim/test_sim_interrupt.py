@@ -19,9 +19,7 @@ import pytest
 
 import simkit
 
-# Part of the fault suite (make test-faults): it failed on the integrated main of 2026-12-01 once the
-# interrupt watchdog landed, and stays out of make test until it passes there.
-pytestmark = [pytest.mark.sim, pytest.mark.faults]
+pytestmark = pytest.mark.sim
 
 RUN_LABEL = "rlstack.io/run-id"
 NAMESPACE = "default"  # the simulated inventory's namespace (its FSx claim lives there)
