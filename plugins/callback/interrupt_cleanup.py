@@ -94,7 +94,9 @@ class CallbackModule(CallbackBase):
                 p for p in (_OWN_ROOT, _collections_root(), os.environ.get("PYTHONPATH")) if p))
             self._watchdog = subprocess.Popen(  # pylint: disable=consider-using-with
                 [sys.executable, _WATCHDOG, str(os.getpid())], stdin=subprocess.PIPE, env=env,
-                start_new_session=True, close_fds=True)
+                # the controller's stderr, named: ansible-core 2.19 keeps its fds 1 and 2 from children
+                # (close-on-exec), and a watchdog without them could neither say what it deleted nor run
+                stdout=subprocess.DEVNULL, stderr=2, start_new_session=True, close_fds=True)
         except (OSError, ImportError) as exc:
             self._display.warning("rlstack.validation.interrupt_cleanup: could not start the watchdog (%s); an "
                                   "interrupted run's objects are deleted by its lease" % exc)
@@ -126,6 +128,11 @@ class CallbackModule(CallbackBase):
             self._send({"event": "run", "host": host, "namespace": namespace, "run_id": run_id, "anchor": name,
                         "auth": _run_guard.auth_from_module_args(args), "kinds": _runner_kinds(),
                         "namespace_created": self._namespaces.get(host) == (namespace, run_id)})
+            return
+        auth = (res.get("ansible_facts") or {}).get("runner_cleanup_auth")
+        if isinstance(auth, dict) and host in self._anchors:
+            self._send({"event": "auth", "host": host,
+                        "auth": dict((k, v) for k, v in auth.items() if isinstance(v, str) and v)})
             return
         obj = res.get("result")
         if isinstance(obj, dict) and obj.get("kind") == "Namespace" and args.get("state", "present") == "present":

@@ -16,7 +16,8 @@ in time; when it cannot reach the API server, the run's lease (the anchor Job's 
 backstop.
 
 Protocol, one JSON object per line: {"event": "run", "host", "namespace", "run_id", "auth", "kinds",
-"namespace_created"}, {"event": "done", "host"} (that cluster's run removed its objects itself),
+"namespace_created"}, {"event": "auth", "host", "auth"} (cluster access the module arguments masked),
+{"event": "done", "host"} (that cluster's run removed its objects itself),
 {"event": "unreachable", "host"} (a call to that cluster's API server gave up), {"event": "end"} (the
 playbook ended: nothing to do, unless a cluster was unreachable and its run not done: then linger()).
 """
@@ -229,6 +230,9 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5, linger
                 return "lingered"
             if kind == "unreachable":
                 unreachable.add(event.get("host"))
+            elif kind == "auth" and event.get("host") in runs:
+                # the access the run's modules used, where the module arguments masked it (kubeconfig is no_log)
+                runs[event["host"]]["auth"] = dict(event.get("auth") or {}, **runs[event["host"]].get("auth") or {})
             elif kind == "run":
                 runs[event["host"]] = event
                 done.discard(event["host"])
@@ -248,8 +252,8 @@ def main():
         try:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
-        except OSError:
-            pass  # the terminal is gone (SIGHUP)
+        except (OSError, AttributeError, ValueError):
+            pass  # the terminal is gone (SIGHUP), or there is no stderr at all
 
     watch(sys.stdin.buffer, int(sys.argv[1]), say)
     return 0

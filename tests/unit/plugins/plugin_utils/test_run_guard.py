@@ -98,3 +98,22 @@ def test_the_anchor_is_recognised_by_its_labels():
     ("apps/v1", "StatefulSet", "/apis/apps/v1/namespaces/n/statefulsets")])
 def test_collection_paths(api_version, kind, path):
     assert guard.collection_path(api_version, kind, "n") == path
+
+
+def test_the_auth_event_gives_the_cleanup_the_masked_kubeconfig():
+    """kubernetes.core masks its kubeconfig option (no_log), so the module arguments carry no access; the run's
+    auth event (roles/runner/tasks/plan.yml, runner_cleanup_auth) does. Found on the integrated main of
+    2026-12-01: an interrupted run with validation_kubeconfig and no KUBECONFIG left its objects to the lease."""
+    seen = []
+
+    def client_for(auth):
+        seen.append(auth)
+        return closed_port_client(auth)
+
+    auth = {"event": "auth", "host": "sim-eks", "auth": {"kubeconfig": "/k/config", "context": "c1"}}
+    masked = dict(run_event(), auth={"kubeconfig": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"})
+    assert guard.auth_from_module_args(masked["auth"]) == {}
+    assert guard.watch(feed([dict(run_event(), auth={"context": "own"}), auth]), os.getpid(), [].append,
+                       client_for) == "cleaned"
+    assert seen == [{"kubeconfig": "/k/config", "context": "own"}]  # the module's own value wins
+
