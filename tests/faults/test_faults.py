@@ -72,7 +72,6 @@ def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tm
     simkit.wait_until(lambda: "was interrupted; its" in run.log(), 15, "the watchdog's line in the run's output")
 
 
-@pytest.mark.sim
 def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path):
     """ansible-runner's cancel (what AWX does): cancel_callback returns True, and ansible-runner sends SIGKILL
     to the playbook's process group (ansible_runner/runner.py Runner.handle_termination, 2.4.3)."""
@@ -104,7 +103,6 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
 
 # --------------------------------------------------------------------------- the API server
 
-@pytest.mark.sim
 def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
         core, batch, custom, tmp_path, runs, paused):
     run = faultkit.Run(tmp_path, "l5", FAST)
@@ -131,7 +129,7 @@ def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
 
 
 @pytest.mark.parametrize("component,down_s", [
-    pytest.param("kube-apiserver", 25, marks=pytest.mark.sim), ("etcd", 10)])
+    ("kube-apiserver", 25), ("etcd", 10)])
 def test_a_control_plane_restart_is_survived(core, batch, custom, tmp_path, runs, component, down_s):
     """An API server restart of up to 30 s (and an etcd restart) during L5 does not fail the run."""
     run = faultkit.Run(tmp_path, "l5", FAST)

