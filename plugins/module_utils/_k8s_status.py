@@ -359,6 +359,27 @@ def job_state(job, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads=None)
     return state
 
 
+def launcher_outcome(state, pod_states, kind, role="launcher"):
+    """Take the outcome from a finished launcher pod while the controller's status lags it.
+
+    The operator (MPI operator, Kubeflow Trainer) records the outcome after the launcher pod ends and can lag
+    it by seconds; with backoffLimit 0 the finished launcher pod already is the outcome, so a lagging status is
+    not reported as a hang. Updates `state` (complete, failed, source, reason, message) in place.
+    """
+    if state["complete"] or state["failed"]:
+        return
+    launchers = [s for s in pod_states if s["role"] == role and s["phase"] in ("Succeeded", "Failed")]
+    if not launchers:
+        return
+    last = launchers[-1]
+    state["complete"] = last["phase"] == "Succeeded"
+    state["failed"] = not state["complete"]
+    state["source"] = "launcher pod"
+    if state["failed"]:
+        state["reason"] = "LauncherFailed"
+        state["message"] = "launcher pod %s failed%s (the %s's status had not caught up yet)" % (
+            last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"], kind)
+
 def mpijob_state(mpijob, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads=None):
     """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems.
 
@@ -372,21 +393,7 @@ def mpijob_state(mpijob, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads
              "complete": "Succeeded" in conds, "failed": bool(failed),
              "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
              "pods": pod_summary["states"], "problems": pod_summary["problems"], "source": "MPIJob status"}
-    if not state["complete"] and not state["failed"]:
-        # The operator records the outcome after the launcher pod ends, and can lag it by seconds (it
-        # first sees the launcher Job finish). With backoffLimit 0 the finished launcher pod already is the
-        # outcome, so a lagging status is not reported as a hang.
-        launchers = [s for s in pod_summary["states"] if s["role"] == "launcher"
-                     and s["phase"] in ("Succeeded", "Failed")]
-        if launchers:
-            last = launchers[-1]
-            state["complete"] = last["phase"] == "Succeeded"
-            state["failed"] = not state["complete"]
-            state["source"] = "launcher pod"
-            if state["failed"]:
-                state["reason"] = "LauncherFailed"
-                state["message"] = "launcher pod %s failed%s (the MPIJob's status had not caught up yet)" % (
-                    last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"])
+    launcher_outcome(state, pod_summary["states"], "MPIJob")
     admission = admission_problem(mpijob, workloads, now=now, grace_s=grace_s)
     if admission:
         state["problems"] = [_admission_state(mpijob, admission)] + state["problems"]

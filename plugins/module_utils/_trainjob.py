@@ -174,17 +174,7 @@ def trainjob_state(trainjob, pods=None, now=None, grace_s=k8s.PROBLEM_GRACE_S, w
     state = {"name": k8s._meta(trainjob).get("name", ""), "complete": "Complete" in conds, "failed": bool(failed),
              "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
              "pods": summary["states"], "problems": summary["problems"], "source": "TrainJob status"}
-    if not state["complete"] and not state["failed"]:
-        launchers = [s for s in summary["states"] if s["role"] == LAUNCHER and s["phase"] in ("Succeeded", "Failed")]
-        if launchers:
-            last = launchers[-1]
-            state["complete"] = last["phase"] == "Succeeded"
-            state["failed"] = not state["complete"]
-            state["source"] = "launcher pod"
-            if state["failed"]:
-                state["reason"] = "LauncherFailed"
-                state["message"] = "launcher pod %s failed%s (the TrainJob's status had not caught up yet)" % (
-                    last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"])
+    k8s.launcher_outcome(state, summary["states"], "TrainJob", role=LAUNCHER)
     admission = k8s.admission_problem(trainjob, workloads, now=now, grace_s=grace_s)
     if admission:
         state["problems"] = [k8s._admission_state(trainjob, admission)] + state["problems"]
