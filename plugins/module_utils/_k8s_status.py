@@ -380,6 +380,7 @@ def launcher_outcome(state, pod_states, kind, role="launcher"):
         state["message"] = "launcher pod %s failed%s (the %s's status had not caught up yet)" % (
             last["pod"], "" if last["exit_code"] is None else " with exit code %s" % last["exit_code"], kind)
 
+
 def mpijob_state(mpijob, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads=None):
     """A kubeflow.org/v2beta1 MPIJob: its Succeeded/Failed conditions, plus its pods' problems.
 
