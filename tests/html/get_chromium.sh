@@ -20,10 +20,10 @@ if [ -x "$WRAPPER" ] && [ -f "$DEST/.complete" ]; then
   exit 0
 fi
 
-command -v apt-get >/dev/null && command -v dpkg >/dev/null || {
+if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then
   echo "get_chromium.sh: needs apt-get and dpkg (Debian); set RLSTACK_CHROMIUM to a chromium binary instead" >&2
   exit 2
-}
+fi
 t0=$(date +%s)
 say() { printf '[get_chromium %3ss] %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
 
@@ -32,8 +32,8 @@ mkdir -p "$DEST.partial/debs" "$DEST.partial/root"
 cd "$DEST.partial/debs"
 
 # apt drops to the _apt user for downloads, which cannot write under /root/.cache
-sandbox=""
-[ "$(id -u)" -ne 0 ] || sandbox="-o APT::Sandbox::User=root"
+sandbox=()
+[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 depends_of() {  # the real (non-virtual) first alternatives of the Depends/PreDepends of a package
@@ -43,7 +43,7 @@ depends_of() {  # the real (non-virtual) first alternatives of the Depends/PreDe
 }
 
 say "downloading chromium $CHROMIUM_VERSION and chromium-common from the Debian archive"
-apt-get download -q $sandbox "chromium=$CHROMIUM_VERSION" "chromium-common=$CHROMIUM_VERSION" >/dev/null
+apt-get download -q "${sandbox[@]}" "chromium=$CHROMIUM_VERSION" "chromium-common=$CHROMIUM_VERSION" >/dev/null
 declare -A seen=([chromium]=1 [chromium-common]=1)
 queue=(chromium chromium-common)
 wanted=()
@@ -57,14 +57,15 @@ while [ ${#queue[@]} -gt 0 ]; do
   done
 done
 say "downloading ${#wanted[@]} libraries this machine lacks: ${wanted[*]}"
-[ ${#wanted[@]} -eq 0 ] || apt-get download -q $sandbox "${wanted[@]}" >/dev/null
+[ ${#wanted[@]} -eq 0 ] || apt-get download -q "${sandbox[@]}" "${wanted[@]}" >/dev/null
 
 for deb in ./*.deb; do
   dpkg -x "$deb" ../root
 done
-say "unpacked $(ls ./*.deb | wc -l) packages"
+debs=(./*.deb)
+say "unpacked ${#debs[@]} packages"
 dpkg-deb -f ./chromium_*.deb Version >../VERSION
-ls ./*.deb | sed 's|^\./||' >../PACKAGES
+printf '%s\n' "${debs[@]#./}" >../PACKAGES
 rm -rf ./*.deb
 
 root=$DEST.partial/root

@@ -116,4 +116,3 @@ def test_the_auth_event_gives_the_cleanup_the_masked_kubeconfig():
     assert guard.watch(feed([dict(run_event(), auth={"context": "own"}), auth]), os.getpid(), [].append,
                        client_for) == "cleaned"
     assert seen == [{"kubeconfig": "/k/config", "context": "own"}]  # the module's own value wins
-
