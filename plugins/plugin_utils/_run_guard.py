@@ -96,6 +96,10 @@ class Cleaner:
 
     def names(self, run, kind, terminating=False):
         """Names of the run's objects of this kind (those being deleted only with terminating=True)."""
+        return [name for name, deleting in self.listed(run, kind) if terminating or not deleting]
+
+    def listed(self, run, kind):
+        """(name, being deleted) of each of the run's objects of this kind."""
         try:
             listed = self._call("GET", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
                                 {"labelSelector": "%s=%s" % (RUN_LABEL, run["run_id"])})
@@ -103,33 +107,32 @@ class Cleaner:
             if getattr(exc, "status", None) == 404:  # the kind (an MPIJob CRD) is not installed
                 return []
             raise
-        return [item["metadata"]["name"] for item in listed.get("items") or []
-                if terminating or not (item.get("metadata") or {}).get("deletionTimestamp")]
+        return [(item["metadata"]["name"], bool((item.get("metadata") or {}).get("deletionTimestamp")))
+                for item in listed.get("items") or []]
 
     def delete_run(self, run, bound_s=CLEANUP_BOUND_S):
-        """Delete every object of the run, owners first; wait (bounded) until they are gone. Returns
-        (deleted count, objects left, error text)."""
+        """Delete every object of the run, owners first; wait (bounded) until they are gone, deleting again
+        what appeared meanwhile (a controller that had not yet seen its owner's deletion creates one more
+        pod, which the garbage collector of a busy control plane may take longer than the bound to remove).
+        Returns (deleted count, objects left, error text)."""
         start = self.clock()
         selector = {"labelSelector": "%s=%s" % (RUN_LABEL, run["run_id"])}
-        deleted, error = 0, ""
-        for kind in run["kinds"]:
-            try:
-                count = len(self.names(run, kind))
-                if count:
-                    self._call("DELETE", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
-                               selector, {"propagationPolicy": "Background"})
-                    deleted += count
-            except Exception as exc:  # pylint: disable=broad-except
-                error = str(exc).splitlines()[0][:300]
-        left = []
-        while self.clock() - start < bound_s:
-            try:
-                left = ["%s/%s" % (kind["kind"], name) for kind in run["kinds"]
-                        for name in self.names(run, kind, terminating=True)]
-            except Exception as exc:  # pylint: disable=broad-except
-                error = str(exc).splitlines()[0][:300]
-                break
-            if not left:
+        deleted, error, left = 0, "", []
+        while True:
+            left = []
+            for kind in run["kinds"]:
+                try:
+                    objects = self.listed(run, kind)
+                    live = [name for name, deleting in objects if not deleting]
+                    if live:
+                        self._call("DELETE", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
+                                   selector, {"propagationPolicy": "Background"})
+                        deleted += len(live)
+                    left += ["%s/%s" % (kind["kind"], name) for name, _deleting in objects]
+                except Exception as exc:  # pylint: disable=broad-except
+                    error = str(exc).splitlines()[0][:300]
+            # an error (the server gone, a kind not permitted) will not go away within the bound
+            if not left or error or self.clock() - start >= bound_s:
                 break
             time.sleep(0.5)
         if run.get("namespace_created") and not error:

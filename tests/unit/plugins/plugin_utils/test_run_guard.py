@@ -116,3 +116,51 @@ def test_the_auth_event_gives_the_cleanup_the_masked_kubeconfig():
     assert guard.watch(feed([dict(run_event(), auth={"context": "own"}), auth]), os.getpid(), [].append,
                        client_for) == "cleaned"
     assert seen == [{"kubeconfig": "/k/config", "context": "own"}]  # the module's own value wins
+
+
+class RacingApi:
+    """An API server whose Job controller creates one more pod after the first deletion of the run's pods
+    (it had not yet seen the Job's deletion); deleted objects stay terminating for one more list."""
+
+    def __init__(self):
+        self.objects = {"Job": {"j1": False}, "Pod": {"p1": False}}
+        self.deletes = []
+        self.late_pod = True
+
+    def call_api(self, path, method, **_kwargs):
+        kind = "Job" if "/jobs" in path else "Pod"
+        if method == "DELETE":
+            self.deletes.append(kind)
+            for name in self.objects[kind]:
+                self.objects[kind][name] = True
+            if kind == "Pod" and self.late_pod:
+                self.late_pod = False
+                self.objects["Pod"]["p2"] = False
+            return {}
+        items = [{"metadata": dict({"name": name}, **({"deletionTimestamp": "now"} if deleting else {}))}
+                 for name, deleting in self.objects[kind].items()]
+        # what was terminating at this list is gone at the next
+        self.objects[kind] = {name: deleting for name, deleting in self.objects[kind].items() if not deleting}
+        return {"items": items}
+
+
+def test_a_pod_created_after_the_deletion_is_deleted_too():
+    api = RacingApi()
+    clock = iter(range(1000))
+    deleted, left, error = guard.Cleaner(api, clock=lambda: next(clock)).delete_run(
+        {"namespace": "ns1", "run_id": "r1", "kinds": KINDS})
+    assert (left, error) == ([], "")
+    assert api.deletes == ["Job", "Pod", "Pod"], api.deletes
+    assert deleted == 3
+
+
+def test_the_cleanup_stops_at_its_bound_with_what_is_left():
+    class StuckApi(RacingApi):
+        def call_api(self, path, method, **kwargs):
+            if method == "GET" and "/pods" in path:
+                return {"items": [{"metadata": {"name": "p1", "deletionTimestamp": "now"}}]}
+            return super().call_api(path, method, **kwargs)
+    clock = iter(range(0, 10000, 5))
+    _deleted, left, error = guard.Cleaner(StuckApi(), clock=lambda: next(clock)).delete_run(
+        {"namespace": "ns1", "run_id": "r1", "kinds": KINDS}, bound_s=20)
+    assert left == ["Pod/p1"] and error == ""
