@@ -31,11 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PY = ROOT / ".venv" / "bin" / "python"
 PLAYBOOK = ROOT / ".venv" / "bin" / "ansible-playbook"
+# A simulated cluster of its own (sim/simctl.py SIM_STATE), so a cluster the user has up is not touched.
+STATE = Path(os.environ.get("SIM_STATE") or tempfile.mkdtemp(prefix="rlsv-bench-sim-"))
 
 
 def sim(*args: str) -> None:
     subprocess.run([str(PY), str(ROOT / "sim" / "simctl.py"), *args], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env=dict(os.environ, SIM_STATE=str(STATE)))
 
 
 def l0_row(report: dict) -> dict:
@@ -46,11 +48,11 @@ def l0_row(report: dict) -> dict:
 
 def one_run(nodes: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="rlsv-bench-") as tmp:
-        env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), KUBECONFIG=str(ROOT / ".sim" / "kubeconfig"))
+        env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), KUBECONFIG=str(STATE / "kubeconfig"))
         t0 = time.monotonic()
-        proc = subprocess.run([str(PLAYBOOK), "playbooks/validate.yml", "-i", "inventories/sim", "--tags", "l0",
-                               "-e", f"validation_report_dir={tmp}"], cwd=ROOT, env=env, capture_output=True,
-                              text=True, check=False)
+        cmd = [str(PLAYBOOK), "playbooks/validate.yml", "-i", "inventories/sim", "--tags", "l0",
+               "-e", f"validation_report_dir={tmp}", "-e", f"validation_kubeconfig={STATE / 'kubeconfig'}"]
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         wall = time.monotonic() - t0
         report = json.loads((Path(tmp) / "report.json").read_text())
     row = l0_row(report)

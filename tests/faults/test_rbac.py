@@ -64,6 +64,7 @@ def run_with_runner(tmp_path: Path, kubeconfig: Path, tags: str, run_id: str, **
     extravars = {"validation_kubeconfig": str(kubeconfig), "validation_run_id": run_id,
                  "validation_lease_margin_s": 20, "validation_problem_grace_s": 10, **extra}
     report = tmp_path / "report"
+    (tmp_path / "runner").mkdir(exist_ok=True)  # ansible-runner refuses a private_data_dir that does not exist
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
                                 playbook="playbooks/validate.yml", inventory=str(faultkit.ROOT / "inventories/sim"),
                                 extravars=extravars, tags=tags, quiet=True, timeout=600,
