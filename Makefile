@@ -11,11 +11,12 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html test-fleet
+        sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
 	@echo "make test     run every test (lint, sanity, unit, simulated cluster, molecule)"
+	@echo "make test-isolate   every bad-node isolation case on simulated clusters of 8, 16 and 64 nodes"
 	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
 
 venv: $(VENV)/.installed
@@ -80,6 +81,11 @@ test-html: venv
 # The longer fleet-scale sim tests (baselines: three L3 runs, about 200 s); make test leaves them out.
 test-fleet: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -p no:cacheprovider -m fleet_extended
+
+# Every bad-node isolation case (8, 16 and 64 nodes; each node count starts its own simulated cluster,
+# docs/isolation.md); make test runs the 8-node case.
+test-isolate: venv sim-build
+	$(BIN)/pytest tests/sim/test_sim_isolate.py -q -p no:cacheprovider -m sim
 
 test-molecule: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/molecule -q -m molecule

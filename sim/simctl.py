@@ -44,6 +44,9 @@ PROBE_DONE = "sim.rlstack.io/probe-done"
 SYSTEM_NAMESPACES = {"kube-system", "kube-public", "kube-node-lease", "gpu-operator", "mpi-operator"}
 T0 = time.monotonic()
 MAX_P5_NODES = 1024
+ISOLATE_LEVEL = "isolate"  # the level label of a bad-node isolation run's pair MPIJobs (roles/isolate)
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+PAIR_CRASH_LABEL = "sim.rlstack.io/pair-crash"  # set by the runtime on a pair launcher whose NCCL crashes
 
 
 def log(msg: str) -> None:
@@ -327,6 +330,14 @@ def scenario_stages(name: str) -> list:
             default["spec"]["selector"]["matchExpressions"].append(
                 {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + {ROLE_EXPR}',
                  "operator": "NotIn", "values": [key]})
+    if any(isinstance(e, dict) and e.get("crash") for e in (spec.get("pairs") or {}).values()):
+        # A pair launcher the runtime marked (a pair with a node whose NCCL crashes) fails like nccl-crash's.
+        crash = outcome_selector("")
+        crash["matchExpressions"].append({"key": f'.metadata.labels["{PAIR_CRASH_LABEL}"]', "operator": "Exists"})
+        stages.append(stage("sim-outcome-pair-crash", crash, terminated("Failed", 139, "Error"), delay="3s",
+                            weight=100))
+        default["spec"]["selector"]["matchExpressions"].append(
+            {"key": f'.metadata.labels["{PAIR_CRASH_LABEL}"]', "operator": "DoesNotExist"})
     stages.append(default)
     return stages
 
@@ -675,6 +686,33 @@ def log_source(pod, scenario: str) -> Path | None:
     return SIM / "replay" / "logs" / name if name else None
 
 
+def _load_sim_module(name: str, path: Path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def pair_launcher_log(core, pod, scenario: str, dest: Path) -> None:
+    """A bad-node isolation pair's launcher log: the real 2-node log scaled to the pair's bandwidth
+    (sim/replay/pairlog.py, docs/isolation.md). The pair is where the MPIJob's workers run."""
+    labels = pod.metadata.labels or {}
+    pairlog = _load_sim_module("sim_pairlog", SIM / "replay" / "pairlog.py")
+    replay = _load_sim_module("sim_replay", SIM / "replay.py")
+    workers = core.list_namespaced_pod(pod.metadata.namespace,
+                                       label_selector=f"{JOB_NAME_LABEL}={labels.get(JOB_NAME_LABEL, '')},"
+                                                      f"{ROLE_LABEL}=worker").items
+    nodes = sorted(w.spec.node_name for w in workers if w.spec.node_name)
+    text, crashed = pairlog.pair_log((scenarios().get(scenario) or {}).get("pairs") or {}, nodes, replay.node_variant)
+    raw = dest.with_suffix(".raw")
+    raw.write_text(text, encoding="utf-8")
+    cri_log(raw, dest)
+    if crashed:
+        core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace,
+                                  {"metadata": {"labels": {PAIR_CRASH_LABEL: "true"}}})
+
+
 def is_probe_pod(pod) -> bool:
     containers = pod.spec.containers or []
     return ((pod.metadata.labels or {}).get(COMPONENT_LABEL) == "probe" and bool(containers)
@@ -750,8 +788,11 @@ def runtime() -> None:
                     probes.submit(run_probe_pod, pod, envs, dest, dyn, owner)
                     done.add(key)
                     continue
+                labels = pod.metadata.labels or {}
                 source = log_source(pod, scenario)
-                if source is not None:
+                if labels.get(LEVEL_LABEL) == ISOLATE_LEVEL and labels.get(ROLE_LABEL) == "launcher":
+                    pair_launcher_log(core, pod, scenario, dest)
+                elif source is not None:
                     cri_log(source, dest)
                 else:
                     dest.write_text("")

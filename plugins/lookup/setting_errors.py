@@ -69,7 +69,7 @@ class LookupModule(LookupBase):
         if not level_ids:
             plan = self._load("runner", "meta", "argument_specs.yml")["argument_specs"]["plan"]
             out.append(("", plan.get("options") or {}, {}))
-        for level_id in level_ids or _levels.ids():
+        for level_id in level_ids or (_levels.ids() + _levels.diagnostic_ids()):
             spec = self._load(level_id, "meta", "argument_specs.yml").get("argument_specs", {}).get("main", {})
             out.append((level_id, spec.get("options") or {}, self._load(level_id, "defaults", "main.yml")))
         return out

@@ -641,6 +641,19 @@ def nccl_checks(item):
         checks.extend(_nccl_transport_checks(name, node, facts, transport))
     checks.extend(_nccl_busbw_checks(name, node, facts, expect, tolerance, test, single_rank, one_gpu))
     checks.extend(_nccl_signature_checks(name, node, facts, expect))
+    return _with_isolate_hint(checks, expect.get("isolate_command"), prefix)
+
+
+def _with_isolate_hint(checks, command, prefix):
+    """A multi-node bandwidth, completeness or crash check names the command that finds the bad node
+    (bad-node isolation, docs/isolation.md); the hint only shows when the check fails."""
+    if not command:
+        return checks
+    marks = tuple("%s_%s" % (prefix, part) for part in ("busbw_", "complete", "signature_"))
+    for spec in checks:
+        if str(spec.get("name") or "").startswith(marks) and spec.get("op") != "info":
+            spec["hint"] = ("%s; to find the node: %s" % (spec.get("hint") or "", " ".join(str(command).split()))
+                            ).lstrip("; ")
     return checks
 
 

@@ -55,6 +55,17 @@ LEVELS = (
 
 KINDS = ("probe", "jobs", "mpijob")
 
+# Roles playbooks/validate.yml runs that are not levels: they name bad nodes rather than judge the stack,
+# have no row in the results table and no place in the run order (docs/isolation.md). Their settings are
+# checked with the levels' (the setting_errors lookup).
+DIAGNOSTICS = (
+    {"id": "isolate", "tags": ["isolate"], "after": ["l3_multi_gpu", "phase0_efa"]},
+)
+
+
+def diagnostic_ids():
+    return [d["id"] for d in DIAGNOSTICS]
+
 
 def levels():
     """A copy of the registry (callers may change what they get)."""

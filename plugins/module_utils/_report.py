@@ -104,7 +104,7 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
     }
     if run_start is not None and run_end is not None:
         report["duration_s"] = round(max(run_end - run_start, 0.0), 1)
-    if not isinstance(data, dict) or not (data.get("plan") or data.get("levels")):
+    if not isinstance(data, dict) or not (data.get("plan") or data.get("levels") or data.get("isolation")):
         return report
     report["has_data"] = True
     report["run_id"] = str(data.get("run_id") or "")
@@ -152,7 +152,7 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
     report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
                               data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {})
-    if summary["failed"] or report["incomplete"]:
+    if summary["failed"] or report["incomplete"] or (report["isolation"] or {}).get("suspects"):
         report["status"] = "FAIL"
     elif summary["passed"]:
         report["status"] = "PASS"
@@ -312,7 +312,28 @@ def render_table_kinds(report, max_failed_checks=10):
     if gate and gate.get("action") in ("pass", "warn"):
         lines.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
                       None))
+    lines.extend(isolation_lines(report.get("isolation")))
     return lines
+
+
+def isolation_lines(isolation, evidence_per_node=4):
+    """What bad-node isolation found, under the table: the suspects with their evidence, or none."""
+    if not isinstance(isolation, dict):
+        return []
+    suspects = isolation.get("suspects") or []
+    head = "Bad-node isolation: %d nodes, %s of at most %s rounds, %d MPIJobs, %.1f GPU-min (estimated %s)" % (
+        isolation.get("nodes") or 0, isolation.get("rounds"), isolation.get("round_bound"),
+        len(isolation.get("pairs") or []), float(isolation.get("gpu_minutes") or 0.0),
+        (isolation.get("estimate") or {}).get("gpu_minutes_expected", "?"))
+    out = [(head, "FAIL" if suspects else None)]
+    for suspect in suspects:
+        out.append(("  suspect %s (confidence %s)" % (suspect.get("node"), suspect.get("confidence")), "FAIL"))
+        out.extend(("    %s" % line, "FAIL") for line in (suspect.get("evidence") or [])[:evidence_per_node])
+    if not suspects:
+        out.append(("  no bad node found%s" % (": " + isolation["note"] if isolation.get("note") else ""), None))
+    elif isolation.get("note"):
+        out.append(("  note: %s" % isolation["note"], None))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ RANGES = {
     "l2_single_gpu_min_params": (0, 1e15),
     "l3_multi_gpu_tolerance": (0, 1),
     "phase0_efa_tolerance": (0, 1),
+    "isolate_tolerance": (0, 1),
     "l6_evaluation_floor": (0, 1),
     "validation_phase0_compare_nodes": (1, 100000),
     "validation_phase0_gate_threshold_usd": (0, 1e6),

@@ -24,6 +24,8 @@ def _expected_scenario_stages(spec: dict) -> set:
         names.add("sim-image-pull-backoff")
     for key in spec.get("outcomes") or {}:
         names.add("sim-outcome-" + key.replace("/", "-").replace("@", "-").replace("_", "-"))
+    if any((entry or {}).get("crash") for entry in (spec.get("pairs") or {}).values()):
+        names.add("sim-outcome-pair-crash")  # bad-node isolation: pairs with a crashing node
     return names
 
 

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.filter import checks, example_jobs, local_checks, nccl, runner, trainjob
+from ansible_collections.rlstack.validation.plugins.filter import checks, example_jobs, isolate, local_checks, nccl, runner, trainjob
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 
 FILTER_DIR = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 FILTERS = {}
-for _module in (checks, example_jobs, local_checks, nccl, runner, trainjob):
+for _module in (checks, example_jobs, isolate, local_checks, nccl, runner, trainjob):
     FILTERS.update(_module.FilterModule().filters())
 # Filters whose docs also state each option's required-ness and default exactly as the function has them.
 STRICT = set()
-for _module in (checks, nccl, runner, trainjob):
+for _module in (checks, isolate, nccl, runner, trainjob):
     STRICT.update(_module.FilterModule().filters())
 
 

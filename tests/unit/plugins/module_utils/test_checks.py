@@ -1330,3 +1330,13 @@ def test_transport_fabric_and_missing_nic_line():
     assert entries["nccl_efa_nics"]["evidence_missing"]
     old = {e["name"]: e for e in judged({"facts": facts(), "expect": {"transport": {"fabric": "efa-direct"}}})}
     assert old["nccl_ofi_fabric"]["passed"] and "1.14+" in old["nccl_ofi_fabric"]["message"]
+
+
+def test_a_failed_multi_node_bandwidth_check_names_the_isolation_command():
+    cmd = "ansible-playbook playbooks/validate.yml -i inv --tags isolate -e validation_hosts=eks"
+    got = nccl_checks(facts(), network="efa", min_busbw=[{"size": "1G", "floor": 450}], isolate_command=cmd)
+    assert not got["nccl_busbw_1GiB"]["passed"]
+    assert got["nccl_busbw_1GiB"]["hint"].endswith("to find the node: " + cmd)
+    assert "isolate" not in got["nccl_network"]["hint"]
+    plain = nccl_checks(facts(), network="efa", min_busbw=[{"size": "1G", "floor": 450}])
+    assert "isolate" not in plain["nccl_busbw_1GiB"]["hint"]

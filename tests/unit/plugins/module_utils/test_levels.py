@@ -33,9 +33,25 @@ def playbook_entries():
     for block in load("playbooks/validate.yml")[0]["tasks"]:
         for task in block.get("block") or []:
             role = (task.get("ansible.builtin.import_role") or {}).get("name", "")
-            if role.startswith("rlstack.validation."):
+            if role.startswith("rlstack.validation.") and role.split(".")[-1] not in _levels.diagnostic_ids():
                 out.append((role.split(".")[-1], list(task.get("tags") or []), str(task.get("when"))))
     return out
+
+
+def test_each_diagnostic_runs_after_its_levels_with_their_tags():
+    """A diagnostic (bad-node isolation) comes right after the levels it follows up and is selected by their
+    tags as well as its own, so it can run right after them."""
+    tasks = [t for b in load("playbooks/validate.yml")[0]["tasks"] for t in b.get("block") or []]
+    roles = [(t.get("ansible.builtin.import_role") or {}).get("name", "").split(".")[-1] for t in tasks]
+    for diag in _levels.DIAGNOSTICS:
+        index = roles.index(diag["id"])
+        assert roles[index - len(diag["after"]):index] == diag["after"]
+        tags = tasks[index]["tags"]
+        assert diag["tags"][0] == tags[0]
+        for level_id in diag["after"]:
+            own = _levels.cumulative_tags(IDS.index(level_id))
+            assert set(own) <= set(tags), level_id
+        assert (REPO / "roles" / diag["id"] / "meta" / "argument_specs.yml").exists()
 
 
 def task_files(under="roles"):

@@ -235,3 +235,18 @@ def test_l6_rows_show_every_success_metric_with_its_floor():
     assert lines[5].startswith("L6      Evaluation: x")
     assert lines[6] == "        eval/success_once = 0.6875 (floor 0.5)"
     assert lines[7] == "        n: success_rate:eval/success_at_end: 0.2 (expected >= 0.5)"
+
+
+def test_isolation_section_fails_the_cluster_and_prints_the_suspects():
+    isolation = {"nodes": 16, "rounds": 3, "round_bound": 6, "pairs": [{}] * 17, "gpu_minutes": 3.2,
+                 "estimate": {"gpu_minutes_expected": 408.0}, "note": "",
+                 "suspects": [{"node": "p5-node-7", "confidence": "high",
+                               "evidence": ["p5-node-6-p5-node-7: busbw 156.6 GB/s, 50% below the median pair"]}]}
+    report = r.cluster_report("eks", {"run_id": "x", "plan": [], "levels": {}, "isolation": isolation})
+    assert report["status"] == "FAIL" and report["isolation"]["suspects"][0]["node"] == "p5-node-7"
+    text = "\n".join(r.render_table(report))
+    assert "Bad-node isolation: 16 nodes, 3 of at most 6 rounds, 17 MPIJobs, 3.2 GPU-min (estimated 408.0)" in text
+    assert "suspect p5-node-7 (confidence high)" in text
+    healthy = dict(isolation, suspects=[])
+    report = r.cluster_report("eks", {"run_id": "x", "plan": [], "levels": {}, "isolation": healthy})
+    assert report["status"] != "FAIL" and "no bad node found" in "\n".join(r.render_table(report))

@@ -27,7 +27,7 @@ from ansible_collections.rlstack.validation.plugins.plugin_utils import _setting
 REPO = Path(__file__).resolve().parents[4]
 PLAN = yaml.safe_load((REPO / "roles/runner/meta/argument_specs.yml").read_text(encoding="utf-8"))["argument_specs"]["plan"]
 LEVEL_SPECS = {level_id: yaml.safe_load((REPO / "roles" / level_id / "meta/argument_specs.yml").read_text(encoding="utf-8"))
-               ["argument_specs"]["main"]["options"] for level_id in _levels.ids()}
+               ["argument_specs"]["main"]["options"] for level_id in _levels.ids() + _levels.diagnostic_ids()}
 EVERY = dict(PLAN["options"])
 for _options in LEVEL_SPECS.values():
     EVERY.update(_options)
