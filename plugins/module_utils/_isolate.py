@@ -330,11 +330,17 @@ def round_jobs(pods, names, grace_s=_k8s.PROBLEM_GRACE_S, now=None):
 
 
 def pair_results(groups, names, jobs, logs, size_bytes=None):
-    """One result per group: {pair, job, busbw_gbps, crashed, error}. busbw is the launcher log's bus
-    bandwidth at size_bytes (the floor's size), else at its largest size; a launcher that did not succeed
-    counts as crashed, with its first failure signature (or its pod problem) as the error."""
+    """One result per group: {pair, job, busbw_gbps, crashed, error}. logs: the launchers' logs in the order
+    of names (text or k8s_log results), or rlstack.validation.pod_logs entries of the launchers. busbw is the
+    launcher log's bus bandwidth at size_bytes (the floor's size), else at its largest size; a launcher that
+    did not succeed counts as crashed, with its first failure signature (or its pod problem) as the error."""
     out = []
-    for group, name, log in zip(groups, names, logs):
+    logs = list(logs or [])
+    if logs and all(isinstance(entry, dict) and "labels" in entry for entry in logs):
+        # rlstack.validation.pod_logs entries, in pod-name order: each MPIJob's by its launcher's job-name label
+        by_job = {(entry.get("labels") or {}).get(JOB_NAME_LABEL): entry.get("log") or "" for entry in logs}
+        logs = [by_job.get(name, "") for name in names]
+    for group, name, log in zip(groups, names, logs + [""] * (len(names) - len(logs))):
         if isinstance(log, dict):  # a registered k8s_log result (skipped: no launcher, so no log)
             log = log.get("log") or ""
         job = (jobs or {}).get(name) or {}

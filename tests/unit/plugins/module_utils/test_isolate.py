@@ -232,6 +232,18 @@ def test_pair_results_read_busbw_at_the_floor_size_from_real_logs():
     assert skipped[0]["crashed"] and skipped[0]["busbw_gbps"] is None
 
 
+def test_pair_results_find_each_jobs_log_among_pod_logs_entries():
+    """rlstack.validation.pod_logs returns the launchers in pod-name order, not in the round's order."""
+    jobs = {"b": {"phase": "Succeeded"}, "a": {"phase": "Failed", "exit_code": 139}, "c": {"phase": "Pending"}}
+    entries = [{"name": "a-launcher", "labels": {iso.JOB_NAME_LABEL: "a"}, "log": CRASH_LOG},
+               {"name": "b-launcher", "labels": {iso.JOB_NAME_LABEL: "b"}, "log": HEALTHY_LOG}]
+    out = iso.pair_results([["n2", "n3"], ["n0", "n1"], ["n4", "n5"]], ["b", "a", "c"], jobs, entries, 1 << 30)
+    assert [o["job"] for o in out] == ["b", "a", "c"]
+    assert out[0]["busbw_gbps"] == 313.29 and not out[0]["crashed"]
+    assert out[1]["crashed"] and "Caught signal 11" in out[1]["error"]
+    assert out[2]["crashed"] and out[2]["busbw_gbps"] is None  # its launcher never started: no entry
+
+
 def test_next_round_names_the_jobs_as_the_template_does():
     planned = iso.next_round(dict(iso.start(nodes(4)), mpijob={"gpus_per_worker": 8}), "20261201-1", "cm")
     assert planned["names"] == ["rlsv-20261201-1-iso-r1-0", "rlsv-20261201-1-iso-r1-1"]
