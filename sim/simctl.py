@@ -566,20 +566,24 @@ def ensure_processes(bins: Path) -> None:
     if not alive_named("runtime"):
         write_fakebin()
         start_process("runtime", [py, str(SIM / "simctl.py"), "runtime"], env={**os.environ, "SIM_STATE": str(STATE)})
+    from urllib.parse import urlparse
+    import yaml
+    server = yaml.safe_load(kubeconfig().read_text())["clusters"][0]["cluster"]["server"]
+    port = urlparse(server).port
+    sock = STATE / "apiserver.sock"
     if not alive_named("apiserver-relay"):
-        from urllib.parse import urlparse
-        import yaml
-        server = yaml.safe_load(kubeconfig().read_text())["clusters"][0]["cluster"]["server"]
-        port = urlparse(server).port
-        sock = STATE / "apiserver.sock"
         sock.unlink(missing_ok=True)
         start_process("apiserver-relay", [py, str(SIM / "simctl.py"), "relay", "unix", str(sock), f"127.0.0.1:{port}"])
         wait_for("the API relay socket", sock.exists, 10, 0.1)
+    if not alive_named("mpi-operator"):
         # The operator's health server is hard-wired to :8080 on every interface. Running it in a network
         # namespace of its own keeps that port off the host; it reaches the API server through the relay.
+        # It exits when it loses its leader lease (an API server stall, tests/faults); its Deployment would
+        # restart it on a real cluster, the loop does here.
+        operator = (f'{bins / "mpi-operator"} --kubeConfig={kubeconfig()} --lock-namespace=mpi-operator '
+                    f'--threadiness=2 --monitoring-port=0 -v=2')
         script = (f'ip link set lo up && {py} {SIM / "simctl.py"} relay tcp 127.0.0.1:{port} {sock} & '
-                  f'sleep 0.5; exec {bins / "mpi-operator"} --kubeConfig={kubeconfig()} '
-                  f'--lock-namespace=mpi-operator --threadiness=2 --monitoring-port=0 -v=2')
+                  f'sleep 0.5; while :; do {operator}; echo "sim: mpi-operator exited ($?), restarting"; sleep 1; done')
         start_process("mpi-operator", ["unshare", "--net", "--fork", "--kill-child", "sh", "-c", script],
                       env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"})
     if not alive_named("trainer"):

@@ -352,11 +352,40 @@ def job_state(job, pods=None, now=None, grace_s=PROBLEM_GRACE_S, workloads=None)
     admission = admission_problem(job, workloads, now=now, grace_s=grace_s)
     if admission:
         problems.insert(0, _admission_state(job, admission))
+    job_pods_outcome(state, job, [pod_state(pod, now=now, grace_s=grace_s) for pod in pods or []])
     # A pod that cannot start (image, scheduling) ends the wait early: the Job itself would only fail at
     # its deadline.
     state["settled"] = state["complete"] or state["failed"] or any(
         p["problem"]["kind"] in SETTLING for p in problems)
     return state
+
+
+def job_pods_outcome(state, job, pod_states):
+    """Take a Job's outcome from its finished pods while the Job controller has not recorded it yet.
+
+    After an API server restart the Job controller can record Complete seconds after the last pod ended
+    (its informers reconnect with backoff); the pods already are the outcome: every completion index (or
+    spec.completions pods) Succeeded, or a pod Failed with backoffLimit 0. Updates `state` (complete,
+    failed, source, reason, message) in place from pod_states (pod_state of each of the Job's pods);
+    `source` is "Job status" or "pods".
+    """
+    state.setdefault("source", "Job status")
+    if state["complete"] or state["failed"]:
+        return
+    spec = job.get("spec") or {}
+    completions = int(spec.get("completions") or 1)
+    pods = pod_states
+    done = [s for s in pods if s["phase"] == "Succeeded"]
+    indexed = spec.get("completionMode") == "Indexed"
+    succeeded = len({s["index"] for s in done}) if indexed else len(done)
+    failed = [s for s in pods if s["phase"] == "Failed"]
+    if failed and int(spec.get("backoffLimit", 6)) == 0:
+        state.update(failed=True, source="pods", reason="PodFailed",
+                     message="pod %s failed%s (the Job's status had not caught up yet)" % (
+                         failed[-1]["pod"], "" if failed[-1]["exit_code"] is None
+                         else " with exit code %s" % failed[-1]["exit_code"]))
+    elif pods and succeeded >= completions and not any(s["phase"] in ("Pending", "Running") for s in pods):
+        state.update(complete=True, source="pods")
 
 
 def launcher_outcome(state, pod_states, kind, role="launcher"):

@@ -104,6 +104,13 @@ def wait_gone(core, batch, custom, run_id: str, within_s: float) -> tuple[list, 
     return left, time.monotonic() - started
 
 
+def runner_envvars(**extra) -> dict:
+    """The environment an ansible-runner run (what AWX runs) gets: this project's ansible.cfg, and the venv's
+    tools first on PATH, as in an execution environment (ansible-runner looks up ansible-playbook there)."""
+    return dict({"ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+                 "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}, **extra)
+
+
 class Run:
     """One validate.yml run in a session of its own (signals go to it alone), output in a log file."""
 

@@ -90,7 +90,7 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
     (tmp_path / "runner").mkdir(exist_ok=True)  # ansible-runner refuses a private_data_dir that does not exist
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
                                 playbook="playbooks/validate.yml", inventory=str(faultkit.ROOT / "inventories/sim"),
-                                extravars=extravars, tags="l5", envvars={"ANSIBLE_CONFIG": str(faultkit.ROOT / "ansible.cfg")},
+                                extravars=extravars, tags="l5", envvars=faultkit.runner_envvars(),
                                 cancel_callback=cancel, quiet=True, timeout=300)
     assert state["cancel_at"] is not None, "the run never had a pod to cancel in"
     assert result.status == "canceled", result.status

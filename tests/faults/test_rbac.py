@@ -68,8 +68,7 @@ def run_with_runner(tmp_path: Path, kubeconfig: Path, tags: str, run_id: str, **
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
                                 playbook="playbooks/validate.yml", inventory=str(faultkit.ROOT / "inventories/sim"),
                                 extravars=extravars, tags=tags, quiet=True, timeout=600,
-                                envvars={"ANSIBLE_CONFIG": str(faultkit.ROOT / "ansible.cfg"),
-                                         "RLSTACK_REPORT_DIR": str(report), "ANSIBLE_NOCOLOR": "1"})
+                                envvars=faultkit.runner_envvars(RLSTACK_REPORT_DIR=str(report)))
     return result, report
 
 

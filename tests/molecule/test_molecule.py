@@ -15,10 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p.parent.name for p in (ROOT / "extensions" / "molecule").glob("*/molecule.yml"))
 
 pytestmark = pytest.mark.molecule
-# Scenarios whose fault a faster sim test already judges end to end (tests/sim/test_sim_l0_health.py runs
-# each L0 health fault; gpu-missing covers a missing device like efa-missing). `make test` leaves them out
-# to stay within its time; `make test-molecule` runs every scenario.
-EXTENDED = {"row-remap-pending", "pcie-degraded", "ecc-uncorrectable", "gpu-condition", "efa-missing"}
+# Scenarios whose fault another test of `make test` already judges end to end: tests/sim/test_sim_l0_health.py
+# runs each L0 health fault (driver-mismatch among them), tests/awx/test_awx_runner_sim.py runs gpu-missing
+# through ansible-runner, and continue-on-error runs efa-missing. `make test` leaves them out to stay within
+# its time; `make test-molecule` runs every scenario.
+EXTENDED = {"row-remap-pending", "pcie-degraded", "ecc-uncorrectable", "gpu-condition", "efa-missing",
+            "driver-mismatch", "gpu-missing"}
 
 
 def test_every_simulated_failure_has_a_scenario():

@@ -24,6 +24,27 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.fixture(scope="session")
+def sized_cluster(tmp_path_factory):
+    """get(N): the state directory of a simulated cluster of its own with N p5 nodes (started on first use,
+    SIM_STATE under the session's temporary directory), beside the shared 2-node one. One at a time on a
+    small machine: asking for another size stops the previous one; the last is stopped at the end."""
+    started = {}
+
+    def get(nodes: int):
+        if nodes not in started:
+            for other in list(started):
+                simkit.simctl_at(started.pop(other), "down")
+            state = tmp_path_factory.mktemp(f"sim-{nodes}-nodes")
+            simkit.simctl_at(state, "up", "--nodes", str(nodes), "--scenario", "healthy")
+            started[nodes] = state
+        return started[nodes]
+
+    yield get
+    for state in started.values():
+        simkit.simctl_at(state, "down")
+
+
+@pytest.fixture(scope="session")
 def api_client():
     if not simkit.KUBECONFIG.exists():
         pytest.skip(f"simulated cluster not running ({simkit.KUBECONFIG} missing); start it with `make sim-up`")

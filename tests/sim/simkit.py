@@ -47,6 +47,14 @@ def current_scenario() -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
+def simctl_at(state: Path, *args: str, timeout: float = 300) -> None:
+    """sim/simctl.py against a simulated cluster of its own (SIM_STATE=state); fails the test on an error."""
+    env = dict(os.environ, SIM_STATE=str(state))
+    proc = subprocess.run([sys.executable, str(SIMCTL), *args], cwd=str(ROOT), env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    assert proc.returncode == 0, f"simctl {' '.join(args)}: {proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+
+
 def simctl(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
     """Run sim/simctl.py with this interpreter (the venv's); output captured, bounded in time."""
     proc = subprocess.run([sys.executable, str(SIMCTL), *args], cwd=str(ROOT), capture_output=True, text=True,

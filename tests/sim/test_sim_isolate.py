@@ -3,7 +3,7 @@
 """Bad-node isolation on the simulated cluster (sim/scenarios.yaml, `kind: isolate`): `validate.yml --tags
 isolate` names exactly the scenario's bad node(s) within ceil(log2 N) + 2 rounds, none on a healthy cluster,
 and leaves nothing behind. Each node count gets a cluster of its own (SIM_STATE under the test's temporary
-directory), so the shared 2-node cluster is not touched. The pair logs are sim/replay/pairlog.py's.
+directory, the sized_cluster fixture of conftest.py), so the shared 2-node cluster is not touched. The pair logs are sim/replay/pairlog.py's.
 
 `make test` runs the 8-node case only; `make test-isolate` runs them all (16 and 64 nodes: marked
 isolate_scale)."""
@@ -31,32 +31,6 @@ def _param(name):
     return pytest.param(name, marks=marks, id=name)
 
 
-def _simctl(state: Path, *args: str, timeout: float = 300) -> None:
-    env = dict(os.environ, SIM_STATE=str(state))
-    proc = subprocess.run([sys.executable, str(simkit.SIMCTL), *args], cwd=str(simkit.ROOT), env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
-    assert proc.returncode == 0, f"simctl {' '.join(args)}: {proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-
-
-@pytest.fixture(scope="module")
-def clusters(tmp_path_factory):
-    """{node count: state dir} of the clusters started so far; each is stopped at the end of the module."""
-    started = {}
-
-    def get(nodes: int) -> Path:
-        if nodes not in started:
-            for other in list(started):  # one extra cluster at a time on a small machine
-                _simctl(started.pop(other), "down")
-            state = tmp_path_factory.mktemp(f"sim-isolate-{nodes}")
-            _simctl(state, "up", "--nodes", str(nodes), "--scenario", "healthy")
-            started[nodes] = state
-        return started[nodes]
-
-    yield get
-    for state in started.values():
-        _simctl(state, "down")
-
-
 def _leftovers(kubeconfig: Path, run_id: str) -> list:
     from kubernetes import client, config
     api = config.new_client_from_config(config_file=str(kubeconfig))
@@ -72,11 +46,11 @@ def _leftovers(kubeconfig: Path, run_id: str) -> list:
 
 
 @pytest.mark.parametrize("name", [_param(n) for n in sorted(SCENARIOS)])
-def test_isolation_names_exactly_the_bad_nodes(name, clusters, tmp_path):
+def test_isolation_names_exactly_the_bad_nodes(name, sized_cluster, tmp_path):
     spec = SCENARIOS[name]
     nodes = int(spec["nodes"])
-    state = clusters(nodes)
-    _simctl(state, "scenario", name)
+    state = sized_cluster(nodes)
+    simkit.simctl_at(state, "scenario", name)
     env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"), RLSTACK_REPORT_DIR=str(tmp_path),
                SIM_STATE=str(state), PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",

@@ -1007,3 +1007,42 @@ def test_probe_not_started_without_a_problem_names_the_timeout_and_phase():
     assert out["n-2"]["error"] == "the probe pod did not start within 900 s (not created)"
     assert out["n-2"]["events"] == [] and "image pull is slow" in out["n-2"]["hint"]
     assert k8s.probe_not_started([{"node": "n"}], {"n": {}}, [], [], 900) == {}
+
+
+def _job(name="j", **spec):
+    return {"metadata": {"name": name}, "spec": spec, "status": {}}
+
+
+def _job_pod(name, phase, index=None, exit_code=None):
+    pod = make_pod(name, phase, age_s=30.0)
+    pod["metadata"].setdefault("labels", {})["batch.kubernetes.io/job-name"] = "j"
+    if index is not None:
+        pod["metadata"]["labels"][k8s.INDEX_LABEL] = str(index)
+    if exit_code is not None:
+        pod["status"]["containerStatuses"] = [{"name": "main", "state": {"terminated": {"exitCode": exit_code}}}]
+    return pod
+
+
+def test_a_lagging_job_status_is_read_from_its_finished_pods():
+    """After an API server restart the Job controller records Complete seconds after the pod ended."""
+    state = k8s.job_state(_job(backoffLimit=0), [_job_pod("p", "Succeeded")], grace_s=10)
+    assert (state["complete"], state["failed"], state["settled"], state["source"]) == (True, False, True, "pods")
+    failed = k8s.job_state(_job(backoffLimit=0), [_job_pod("p", "Failed", exit_code=3)], grace_s=10)
+    assert failed["failed"] and failed["source"] == "pods" and "exit code 3" in failed["message"]
+
+
+def test_a_job_with_completions_left_or_retries_left_is_not_taken_from_its_pods():
+    indexed = _job(completions=2, completionMode="Indexed", backoffLimit=0)
+    one = k8s.job_state(indexed, [_job_pod("p0", "Succeeded", index=0), _job_pod("p1", "Running", index=1)], grace_s=10)
+    assert not one["complete"] and not one["settled"]
+    both = k8s.job_state(indexed, [_job_pod("p0", "Succeeded", index=0), _job_pod("p1", "Succeeded", index=1)],
+                         grace_s=10)
+    assert both["complete"] and both["source"] == "pods"
+    retrying = k8s.job_state(_job(backoffLimit=2), [_job_pod("p", "Failed", exit_code=1)], grace_s=10)
+    assert not retrying["failed"] and not retrying["complete"]
+
+
+def test_a_recorded_job_status_wins_over_its_pods():
+    job = dict(_job(backoffLimit=0), status={"conditions": [cond("Complete")]})
+    state = k8s.job_state(job, [_job_pod("p", "Succeeded")], grace_s=10)
+    assert state["complete"] and state["source"] == "Job status"
