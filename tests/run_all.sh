@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every test of the project, as `make test` runs it: lint, ansible-test sanity, unit tests, then the
-# tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios). The
-# fault-injection suite runs with `make test-faults` only, the browser test of report.html with `make test-html`, until its subset has passed on the integrated
-# main (docs/reliability.md).
+# tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios, the fault
+# suite's representative subset: Ctrl-C during L3 and L5, an AWX cancel, a stalled API server, the lease-only
+# interrupt; the 8-node isolation case and the 32-node L0 run on clusters of their own). `make test-faults`,
+# `make test-molecule`, `make test-isolate`, `make test-fleet`, `make test-sim-extended` and `make test-html`
+# run the rest.
 # The cluster is started for those and stopped afterwards, also when a test fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1

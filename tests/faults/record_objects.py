@@ -3,7 +3,7 @@
 """Record the objects of each failure that _diagnose.py names, from the simulated cluster's real
 kube-apiserver, kube-scheduler and controllers, into tests/unit/fixtures/k8s/<case>.json (with provenance).
 
-    bash /work/wt/simlock.sh .venv/bin/python tests/faults/record_objects.py
+    bash tests/with_sim.sh .venv/bin/python tests/faults/record_objects.py
 
 Each case makes the failure happen for real (a cordoned node, too many GPUs, a ResourceQuota, PodSecurity,
 a suspended Job, an eviction, a node whose kwok agent stopped) and saves the pod/Job, its events and the
@@ -36,7 +36,7 @@ def main():
     provenance = {"source": "simulated cluster (sim/): kube-apiserver, kube-scheduler, kube-controller-manager "
                             "v%s built from source, kwok %s" % (versions.get("SIM_K8S_VERSION"),
                                                                 versions.get("SIM_KWOK_VERSION")),
-                  "command": "bash /work/wt/simlock.sh .venv/bin/python tests/faults/record_objects.py",
+                  "command": "bash tests/with_sim.sh .venv/bin/python tests/faults/record_objects.py",
                   "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
                   "machine": platform.node()}
     OUT.mkdir(parents=True, exist_ok=True)

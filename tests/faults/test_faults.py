@@ -72,6 +72,7 @@ def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tm
     simkit.wait_until(lambda: "was interrupted; its" in run.log(), 15, "the watchdog's line in the run's output")
 
 
+@pytest.mark.sim  # in make test's representative subset
 def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path):
     """ansible-runner's cancel (what AWX does): cancel_callback returns True, and ansible-runner sends SIGKILL
     to the playbook's process group (ansible_runner/runner.py Runner.handle_termination, 2.4.3)."""
@@ -104,6 +105,7 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
 
 # --------------------------------------------------------------------------- the API server
 
+@pytest.mark.sim  # in make test's representative subset
 def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
         core, batch, custom, tmp_path, runs, paused):
     run = faultkit.Run(tmp_path, "l5", FAST)

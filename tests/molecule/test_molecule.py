@@ -16,11 +16,13 @@ SCENARIOS = sorted(p.parent.name for p in (ROOT / "extensions" / "molecule").glo
 
 pytestmark = pytest.mark.molecule
 # Scenarios whose fault another test of `make test` already judges end to end: tests/sim/test_sim_l0_health.py
-# runs each L0 health fault (driver-mismatch among them), tests/awx/test_awx_runner_sim.py runs gpu-missing
-# through ansible-runner, and continue-on-error runs efa-missing. `make test` leaves them out to stay within
-# its time; `make test-molecule` runs every scenario.
+# runs each L0 health fault (nvlink-down and driver-mismatch among them), tests/awx/test_awx_runner_sim.py runs
+# gpu-missing through ansible-runner, continue-on-error runs efa-missing, train-mixed runs train-fails' failing
+# Job beside two passing ones, and nccl-crash, socket-fallback and efa-nic-missing each run `--tags l3` alone
+# (what tags-l3 checks on a healthy cluster). `make test` leaves them out to stay within its time;
+# `make test-molecule` runs every scenario.
 EXTENDED = {"row-remap-pending", "pcie-degraded", "ecc-uncorrectable", "gpu-condition", "efa-missing",
-            "driver-mismatch", "gpu-missing"}
+            "driver-mismatch", "gpu-missing", "nvlink-down", "train-fails", "tags-l3"}
 
 
 def test_every_simulated_failure_has_a_scenario():
