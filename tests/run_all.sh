@@ -18,7 +18,7 @@ step() {  # name, command...
 py=.venv/bin/pytest
 step "lint" bash tests/lint.sh
 step "ansible-test sanity" bash tests/sanity.sh
-step "unit and local tests" "$py" -q -p no:cacheprovider -m "not sim and not molecule and not gpu and not faults and not browser"
+step "unit and local tests" "$py" -q -p no:cacheprovider -n 2 -m "not sim and not molecule and not gpu and not faults and not browser"
 step "simulated cluster: smoke, AWX runner, molecule and fault tests" \
   bash tests/with_sim.sh "$py" -q -p no:cacheprovider --durations=40 \
   -m "(sim or molecule) and not molecule_extended and not fleet_extended and not sim_extended and not browser and not isolate_scale"

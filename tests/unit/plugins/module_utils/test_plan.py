@@ -32,13 +32,14 @@ EXAMPLES = [
 
 
 def playbook_level_tags():
-    """{level id: tags of its entry} from playbooks/validate.yml."""
+    """{level id: tags of its entry} from playbooks/validate.yml (the diagnostics, such as bad-node isolation,
+    are entries there but not levels: _levels.DIAGNOSTICS)."""
     plays = yaml.safe_load((REPO / "playbooks" / "validate.yml").read_text(encoding="utf-8"))
     out = {}
     for block in plays[0]["tasks"]:
         for task in block.get("block") or []:
             role = (task.get("ansible.builtin.import_role") or {}).get("name", "")
-            if role.startswith("rlstack.validation."):
+            if role.startswith("rlstack.validation.") and role.split(".")[-1] not in _levels.diagnostic_ids():
                 out[role.split(".")[-1]] = list(task.get("tags") or [])
     return out
 
