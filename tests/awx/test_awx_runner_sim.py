@@ -53,7 +53,9 @@ def _table_status(stdout: str, level: str) -> str:
 
 
 def test_healthy_l0_artifacts_and_table(tmp_path):
-    result = _run(tmp_path, "healthy", SURVEY)
+    """The survey path (no job tags, validation_levels as AWX sends a multiselect answer: a list); the
+    job-tags path is test_gpu_missing_fails_l0_on_p5_node_1's."""
+    result = _run(tmp_path, "healthy", dict(SURVEY, validation_levels=["l0"]), tags="")
     assert result.env["ANSIBLE_STDOUT_CALLBACK"] == "awx_display"  # what AWX forces
     data, l0 = _l0(result)
     # The stable shape: run id, the plan (every level, only L0 selected), one level result.
@@ -96,18 +98,3 @@ def test_gpu_missing_fails_l0_on_p5_node_1(tmp_path):
     assert result.status == "failed" and result.rc != 0
     assert _table_status(result.stdout, "L0") == "FAIL"
     assert "p5-node-1" in result.stdout
-
-
-def _validate_reads_survey_levels() -> bool:
-    sources = [ROOT / "playbooks" / "validate.yml", *(ROOT / "roles" / "runner" / "tasks").glob("*.yml")]
-    return any("validation_levels" in p.read_text() for p in sources)
-
-
-@pytest.mark.skipif(not _validate_reads_survey_levels(),
-                    reason="validate.yml does not read validation_levels yet (docs/awx.md, 'Surveys and tags')")
-def test_survey_levels_select_l0_without_job_tags(tmp_path):
-    """The survey path: no job tags, validation_levels as AWX sends a multiselect answer (a list)."""
-    result = _run(tmp_path, "healthy", dict(SURVEY, validation_levels=["l0"]), tags="")
-    data, _row = _l0(result)
-    assert set(data["levels"]) == {"l0_infrastructure"}
-    assert [row["id"] for row in data["plan"] if row["selected"]] == ["l0_infrastructure"]
