@@ -396,7 +396,10 @@ def apply_node_health(table: dict, name: str, core) -> None:
 # --------------------------------------------------------------------------- up / down / status
 
 def kwok_env() -> dict:
-    return {**os.environ, "KWOK_WORKDIR": str(STATE / "kwok"), "KWOK_RUNTIME": "binary"}
+    # kwokctl edits the kubeconfig $KUBECONFIG names (delete cluster removes its context there): never
+    # another cluster's, such as the shared sim's while a test runs a cluster of its own beside it.
+    return {**os.environ, "KWOK_WORKDIR": str(STATE / "kwok"), "KWOK_RUNTIME": "binary",
+            "KUBECONFIG": str(STATE / "kwok" / "kwokctl-kubeconfig")}
 
 
 def render(template: Path, out: Path, extra: dict) -> None:
@@ -610,7 +613,8 @@ def down(quiet: bool = False) -> None:
         stop_process(name)
     bins = bin_dir()
     if (STATE / "kwok" / "clusters" / CLUSTER).exists() and (bins / "kwokctl").exists():
-        subprocess.run([str(bins / "kwokctl"), "delete", "cluster", "--name", CLUSTER], env=kwok_env(),
+        subprocess.run([str(bins / "kwokctl"), "delete", "cluster", "--name", CLUSTER,
+                        "--kubeconfig", str(STATE / "kwok" / "kwokctl-kubeconfig")], env=kwok_env(),
                        capture_output=True, text=True, timeout=120, check=False)
     # Anything kwokctl left (it kills by its own pid files) goes by those pid files too.
     for pidfile in (STATE / "kwok").glob("clusters/*/pids/*.pid"):

@@ -19,8 +19,10 @@ import simkit
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """test_lifecycle.py restarts the cluster (when enabled): run it after everything else."""
-    items.sort(key=lambda item: item.path.name == "test_lifecycle.py")
+    """The tests on a cluster of their own (sized_cluster) run after those on the shared one, and
+    test_lifecycle.py, which restarts the shared cluster (when enabled), after everything else."""
+    items.sort(key=lambda item: (item.path.name == "test_lifecycle.py",
+                                 "sized_cluster" in getattr(item, "fixturenames", ())))
 
 
 @pytest.fixture(scope="session")
