@@ -55,6 +55,19 @@ def simctl_at(state: Path, *args: str, timeout: float = 300) -> None:
     assert proc.returncode == 0, f"simctl {' '.join(args)}: {proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
 
 
+def validate_at(state: Path, scenario: str, tags: str, report_dir: Path, timeout: float = 900):
+    """validate.yml --tags `tags` against a simulated cluster of its own (SIM_STATE=state) under `scenario`.
+    Returns (the finished process, the report's cluster entry)."""
+    import json
+    simctl_at(state, "scenario", scenario)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), RLSTACK_REPORT_DIR=str(report_dir),
+               SIM_STATE=str(state), PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",
+           "--tags", tags, "-e", f"validation_kubeconfig={state / 'kubeconfig'}"]
+    proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    return proc, json.loads((report_dir / "report.json").read_text())["clusters"][0]
+
+
 def simctl(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
     """Run sim/simctl.py with this interpreter (the venv's); output captured, bounded in time."""
     proc = subprocess.run([sys.executable, str(SIMCTL), *args], cwd=str(ROOT), capture_output=True, text=True,

@@ -6,11 +6,6 @@ node and check, passes every other node, and leaves nothing behind. The level ti
 record (how it grows with the node count is benchmarks/fleet_scale/run.py's job, not a timed test)."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,15 +19,8 @@ def test_l0_over_32_nodes_names_the_one_bad_node(sized_cluster, tmp_path):
     spec = simkit.scenario_table()[SCENARIO]
     nodes = int(spec["nodes"])
     state = sized_cluster(nodes)
-    simkit.simctl_at(state, "scenario", SCENARIO)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"), RLSTACK_REPORT_DIR=str(tmp_path),
-               SIM_STATE=str(state), PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",
-           "--tags", "l0", "-e", f"validation_kubeconfig={state / 'kubeconfig'}"]
-    proc = subprocess.run(cmd, cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=600,
-                          check=False)
+    proc, cluster = simkit.validate_at(state, SCENARIO, "l0", tmp_path, timeout=600)
     out = proc.stdout[-4000:] + proc.stderr[-2000:]
-    cluster = json.loads((tmp_path / "report.json").read_text())["clusters"][0]
     l0 = next(level for level in cluster["levels"] if level["id"] == "l0_infrastructure")
     print(f"L0 over {nodes} p5 nodes: {l0['status']} in {l0.get('duration_s')} s of level time")
     assert proc.returncode != 0 and l0["status"] == "FAIL", out

@@ -9,11 +9,7 @@ directory, the sized_cluster fixture of conftest.py), so the shared 2-node clust
 isolate_scale)."""
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -50,16 +46,8 @@ def test_isolation_names_exactly_the_bad_nodes(name, sized_cluster, tmp_path):
     spec = SCENARIOS[name]
     nodes = int(spec["nodes"])
     state = sized_cluster(nodes)
-    simkit.simctl_at(state, "scenario", name)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"), RLSTACK_REPORT_DIR=str(tmp_path),
-               SIM_STATE=str(state), PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i", "inventories/sim",
-           "--tags", "isolate", "-e", f"validation_kubeconfig={state / 'kubeconfig'}"]
-    proc = subprocess.run(cmd, cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=900,
-                          check=False)
+    proc, cluster = simkit.validate_at(state, name, "isolate", tmp_path)
     out = proc.stdout[-4000:] + proc.stderr[-2000:]
-    report = json.loads((tmp_path / "report.json").read_text())
-    cluster = report["clusters"][0]
     isolation = cluster["isolation"]
     assert isolation, out
     want = set(spec["fails"]["node"].split(",")) if spec.get("fails") else set()
