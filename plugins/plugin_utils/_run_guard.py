@@ -94,10 +94,6 @@ class Cleaner:
                                  _request_timeout=(5, 10))
         return data or {}
 
-    def names(self, run, kind, terminating=False):
-        """Names of the run's objects of this kind (those being deleted only with terminating=True)."""
-        return [name for name, deleting in self.listed(run, kind) if terminating or not deleting]
-
     def listed(self, run, kind):
         """(name, being deleted) of each of the run's objects of this kind."""
         try:
