@@ -51,9 +51,10 @@ def job_results(jobs, states, logs=None, stopped=None):
     return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []), _plain(stopped or {}))
 
 
-def probe_not_started(targets, ran, start_states, events=None, start_timeout_s=None):
+def probe_not_started(targets, ran, start_states, events=None, start_timeout_s=None, nodes=None, listed=True):
     return k8s.probe_not_started(_plain(targets or []), _plain(ran or {}), _plain(start_states or []),
-                                 _plain(events or []), _plain(start_timeout_s))
+                                 _plain(events or []), _plain(start_timeout_s), nodes=_plain(nodes or []),
+                                 listed=bool(listed))
 
 
 def gpu_nodes(nodes, transport="kubernetes", host=None):
@@ -96,10 +97,12 @@ def probe_command(launcher, script, params=None):
     return k8s.probe_command(_plain(launcher), _plain(script), _plain(params or {}))
 
 
-def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None):
+def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None, nodes=None,
+                  listed=True):
     """Every target's probe outcome from the probe pods' logs and the start wait's pod states."""
     return k8s.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or []),
-                             _plain(start_timeout_s), _plain(finish_timeout_s))
+                             _plain(start_timeout_s), _plain(finish_timeout_s), nodes=_plain(nodes or []),
+                             listed=bool(listed))
 
 
 def dns_label(text, max_len=63):

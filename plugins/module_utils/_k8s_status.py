@@ -161,8 +161,11 @@ def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", n
 
     want: "running" (every pod Running and Ready, or Succeeded; any problem settles the wait),
     "finished" (every pod Succeeded, Failed or stuck with a problem: parallel Jobs are each waited for),
+    "probes" (as "finished", for pods that all exist before the wait begins, the probe pods: one missing
+    from the list was deleted or evicted, and counts as ended, so the wait does not run to its bound),
     "launcher" (an MPIJob: its launcher pod finished, or any pod stuck with a problem).
-    Returns settled (stop waiting), ok (all as wanted), states, problems and a one-line text.
+    Returns settled (stop waiting), ok (all as wanted), states, problems, gone (pods missing from the list;
+    "probes" only) and a one-line text.
     """
     now = time.time() if now is None else now
     states = [pod_state(p, now=now, grace_s=grace_s) for p in (pods or [])]
@@ -170,13 +173,14 @@ def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", n
         states = [s for s in states if s["index"] in (None, "0")]
     expected = len(states) if expected is None else int(expected)
     problems = [s for s in states if s["problem"]]
-    if want == "finished":
+    gone = max(0, expected - len(states)) if want == "probes" else 0
+    if want in ("finished", "probes"):
         running = any(s["phase"] == "Running" for s in states)
         # Parallel Jobs may wait for each other's GPUs: Unschedulable only counts once none of them runs.
         problems = [s for s in states if s["problem"] and not (running and s["problem"]["kind"] == "unschedulable")]
         resolved = [s for s in states if s["phase"] in ("Succeeded", "Failed") or s in problems]
         ok = len(states) >= expected > 0 and all(s["phase"] == "Succeeded" for s in states)
-        settled = len(resolved) >= expected > 0
+        settled = len(resolved) + gone >= expected > 0
     elif want == "launcher":
         launchers = [s for s in states if s["role"] == "launcher"]
         ok = any(s["phase"] == "Succeeded" for s in launchers)
@@ -189,9 +193,11 @@ def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", n
     counts = {}
     for s in states:
         counts[s["phase"]] = counts.get(s["phase"], 0) + 1
+    if gone:
+        counts["gone"] = gone
     text = ", ".join("%d %s" % (n, phase) for phase, n in sorted(counts.items())) or "no pods"
     return {"settled": settled, "ok": ok, "expected": expected, "states": states, "problems": problems,
-            "text": "%s of %d expected" % (text, expected)}
+            "gone": gone, "text": "%s of %d expected" % (text, expected)}
 
 
 # The EFA DRA driver (DRANET) as AWS ships it: aws/eks-charts stable/aws-dranet (image eks/dranet
@@ -637,19 +643,24 @@ def job_results(jobs, states, logs, stopped=None):
     return out
 
 
-def probe_not_started(targets, ran, start_states, events, start_timeout_s):
+def probe_not_started(targets, ran, start_states, events, start_timeout_s, nodes=None, listed=True):
     """{node: outcome} for each probe target without a probe result (runner/tasks/probe_kubernetes.yml).
 
     `ran` holds the nodes that have a result; `start_states` are pods_summary()'s states of the probe pods
     (matched by their target label, the node's dns_label); `events` the loop results of a
-    kubernetes.core.k8s_info Event read per pod that did not start (`item.pod`, `resources`). The outcome
-    is {status: not_started, data: None, error, hint, events}: the pod's problem when one was seen, else
-    that it did not start within `start_timeout_s`.
+    kubernetes.core.k8s_info Event read per pod that did not start (`item.pod`, `resources`); `nodes` the
+    target nodes as read after the wait (a node that went NotReady or was cordoned meanwhile is the cause);
+    `listed` whether the pods could be listed at all (else a missing pod proves nothing). The outcome is
+    {status: not_started, data: None, error, hint, events}: the pod's own problem when one was seen (an
+    eviction, an image pull error, ...), else its node's, else that its pod is gone (the probe pods all
+    exist before the wait, so a missing one was deleted or evicted), else that it did not start within
+    `start_timeout_s`.
     """
     messages = {}
     for result in events or []:
         pod = (result.get("item") or {}).get("pod")
         messages[pod] = [e.get("message") for e in result.get("resources") or []]
+    by_name = dict(((n.get("metadata") or {}).get("name"), n) for n in nodes or [])
     out = {}
     for target in targets or []:
         node = target.get("node")
@@ -658,12 +669,20 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s):
         label = dns_label(node)
         state = next((s for s in start_states or [] if s.get("target") == label), {})
         problem = state.get("problem")
+        node_problem = _diagnose.node_problem(by_name[node]) if node in by_name else None
         if problem:
             error = "%s: %s" % (problem.get("reason"), problem.get("message"))
             hint = problem.get("hint")
+        elif node_problem:
+            error = "the probe pod did not finish (%s): %s" % (state.get("phase") or "gone", node_problem[1])
+            hint = _diagnose.FIXES[node_problem[0]]
+        elif not state and listed:
+            error = ("the probe pod is gone: it was deleted or evicted while the level waited on it (every "
+                     "probe pod exists before the wait begins)")
+            hint = _diagnose.FIXES["deleted"]
         else:
             error = "the probe pod did not start within %s s (%s)" % (
-                start_timeout_s, state["phase"] if "phase" in state else "not created")
+                start_timeout_s, state["phase"] if "phase" in state else "its state could not be read")
             hint = "the node may be out of GPUs or the image pull is slow; check the pod events"
         seen = []
         for message in messages.get(state.get("pod") or "", []):
@@ -673,14 +692,17 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s):
     return out
 
 
-def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None):
+def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None, nodes=None,
+                  listed=True):
     """Every target's probe outcome, from the probe pods' logs (rlstack.validation.pod_logs) and states.
 
     logs: pod_logs' `pods`; targets: [{node, ...}]; start: pods_summary() of the wait (its `states` say
     which pods never ran and why); events: the loop results of a kubernetes.core.k8s_info Event read per
-    pod that did not run (see probe_not_started). Returns {node: outcome} with outcome = {status:
+    pod that did not run; nodes: the target nodes read after the wait; listed: whether the wait could list
+    the pods (see probe_not_started). Returns {node: outcome} with outcome = {status:
     ok|crashed|no_output|timed_out|not_started, data, error, hint, ...}; the contract is in docs/probes.md.
     """
+    by_name = dict(((n.get("metadata") or {}).get("name"), n) for n in nodes or [])
     states = {s.get("target"): s for s in (start or {}).get("states") or []}
     read = {}
     for entry in logs or []:
@@ -697,7 +719,11 @@ def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish
         if phase in ("Succeeded", "Failed", "Running") and (entry.get("log") or not entry.get("error")):
             stdout, stderr = split_probe_log(entry.get("log") or "")
             out = probe_output(stdout, stderr=stderr)
-            if phase == "Running":
+            node_problem = _diagnose.node_problem(by_name[node]) if node in by_name else None
+            if phase == "Running" and node_problem:
+                out.update(status="timed_out", error="the probe did not finish within %s s: %s" % (
+                    finish_timeout_s or "the", node_problem[1]), hint=_diagnose.FIXES[node_problem[0]])
+            elif phase == "Running":
                 out.update(status="timed_out", error="the probe was still running after %s s; its watchdog did "
                            "not stop it" % (finish_timeout_s or "the"), hint="read the probe pod's log; the node "
                            "may hang on a GPU or storage call")
@@ -712,5 +738,5 @@ def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish
                              "hint": "the collection needs get on pods/log in the run's namespace (docs/security.md)",
                              "events": []}
     results.update(probe_not_started(targets, results, (start or {}).get("states") or [], events or [],
-                                     start_timeout_s))
+                                     start_timeout_s, nodes=nodes, listed=listed))
     return results

@@ -356,6 +356,17 @@ def test_pods_summary_running_problem_within_grace_does_not_settle():
     assert (summary["ok"], summary["settled"]) == (False, False)
 
 
+def test_pods_summary_probes_a_pod_gone_from_the_list_settles_the_wait():
+    pods = [done_pod("a"), make_pod("b", "Running", age_s=5.0)]
+    waiting_for_b = k8s.pods_summary(pods, expected=3, want="probes", now=NOW)
+    assert not waiting_for_b["settled"] and waiting_for_b["gone"] == 1
+    summary = k8s.pods_summary(pods[:1], expected=3, want="probes", now=NOW)
+    assert summary["settled"] and not summary["ok"] and summary["gone"] == 2
+    assert summary["text"] == "1 Succeeded, 2 gone of 3 expected"
+    # "finished" waits for pods still to be created (a Job's pods), so a missing pod does not settle it
+    assert not k8s.pods_summary(pods[:1], expected=3, want="finished", now=NOW)["settled"]
+
+
 def test_pods_summary_no_pods():
     summary = k8s.pods_summary([], expected=2, now=NOW)
     assert summary["text"] == "no pods of 2 expected"
@@ -1004,9 +1015,40 @@ def test_probe_not_started_without_a_problem_names_the_timeout_and_phase():
                               expected=1, now=NOW)["states"]
     out = k8s.probe_not_started([{"node": "N_1"}, {"node": "n-2"}], {}, states, [], "900")
     assert out["N_1"]["error"] == "the probe pod did not start within 900 s (Pending)"
-    assert out["n-2"]["error"] == "the probe pod did not start within 900 s (not created)"
-    assert out["n-2"]["events"] == [] and "image pull is slow" in out["n-2"]["hint"]
+    assert "image pull is slow" in out["N_1"]["hint"]
+    # every probe pod exists before the wait: a target without one had its pod deleted or evicted
+    assert out["n-2"]["error"].startswith("the probe pod is gone: it was deleted or evicted")
+    assert out["n-2"]["events"] == [] and out["n-2"]["hint"] == _diagnose.FIXES["deleted"]
     assert k8s.probe_not_started([{"node": "n"}], {"n": {}}, [], [], 900) == {}
+
+
+def test_probe_not_started_when_the_pods_could_not_be_listed_claims_nothing():
+    out = k8s.probe_not_started([{"node": "n-2"}], {}, [], [], 900, listed=False)
+    assert out["n-2"]["error"] == "the probe pod did not start within 900 s (its state could not be read)"
+
+
+NOT_READY_NODE = {"metadata": {"name": "p5-node-1"},
+                  "spec": {"taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"}]},
+                  "status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+                                             "message": "Kubelet stopped posting node status."}]}}
+
+
+def test_probe_not_started_names_the_node_that_went_not_ready():
+    pods = [make_pod("rlsv-r-l1-a", "Pending", age_s=200.0, node="p5-node-1",
+                     labels={"rlstack.io/target": "p5-node-1"})]
+    states = k8s.pods_summary(pods, expected=1, want="probes", now=NOW)["states"]
+    healthy = {"metadata": {"name": "p5-node-0"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[healthy, NOT_READY_NODE])
+    assert out["p5-node-1"]["error"] == ("the probe pod did not finish (Pending): node p5-node-1 is NotReady "
+                                         "(Kubelet stopped posting node status.)")
+    assert out["p5-node-1"]["hint"] == _diagnose.FIXES["node_not_ready"]
+    # the pod's own problem is more specific than its node's
+    evicted = make_pod("rlsv-r-l1-a", "Running", node="p5-node-1", labels={"rlstack.io/target": "p5-node-1"},
+                       conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                                    "message": "Eviction API: evicting"}])
+    states = k8s.pods_summary([evicted], expected=1, want="probes", now=NOW)["states"]
+    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
+    assert out["p5-node-1"]["error"].startswith("Evicted: pod rlsv-r-l1-a was evicted")
 
 
 def _job(name="j", **spec):

@@ -97,6 +97,23 @@ def test_pods_that_never_ran_are_not_started_with_the_problem_and_events():
     assert "out of GPUs" in res["p5-node-1"]["hint"]
 
 
+def test_a_probe_still_running_on_a_node_gone_not_ready_names_the_node():
+    node = {"metadata": {"name": "p5-node-0"}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "Unknown", "message": "Kubelet stopped posting"}]}}
+    running = pod_log("p5-node-0", phase="Running", log="")
+    res = k8s.probe_results([running], TARGETS[:1], start({"target": "p5-node-0", "phase": "Running"}), [], 60, 150,
+                            nodes=[node])
+    assert res["p5-node-0"]["status"] == "timed_out"
+    assert res["p5-node-0"]["error"] == ("the probe did not finish within 150 s: node p5-node-0 is NotReady "
+                                         "(Kubelet stopped posting)")
+    # its log could not be read either (the node's agent serves it): the node is still the cause
+    unread = pod_log("p5-node-0", phase="Running", log="", error="ReadTimeoutError")
+    res = k8s.probe_results([unread], TARGETS[:1], start({"target": "p5-node-0", "phase": "Running"}), [], 60, 150,
+                            nodes=[node])
+    assert res["p5-node-0"]["status"] == "not_started"
+    assert "node p5-node-0 is NotReady" in res["p5-node-0"]["error"]
+
+
 def test_a_log_that_could_not_be_read_says_so_and_names_the_permission():
     res = k8s.probe_results([pod_log("p5-node-0", log="", error="ApiException: (403) Forbidden")], TARGETS[:1],
                             start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
