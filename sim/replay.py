@@ -4,27 +4,24 @@ kwok runs `exec` commands on this machine; the node runtime (simctl.py runtime) 
 front of PATH whose `python3` is this script. It finds the probe by its file name, picks the recording
 for the pod's node and the active scenario, prints it and exits with the recorded exit code.
 Lookup: probes/<probe>/<variant>/<node>.out, then <instance-type>.out, then default.out, where the
-variant comes from sim/scenarios.yaml (`replay:`) and is `healthy` otherwise.
+variant comes from sim/scenarios.yaml (`replay:`, as simctl.py wrote it to $SIM_STATE/replay.json for the
+active scenario) and is `healthy` otherwise; `probe_duration_s:` makes a probe sleep that long first.
 """
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 SIM = Path(__file__).resolve().parent
 
 
-def variant_for(probe: str, node: str, scenario: str) -> str:
-    import re
-    text = (SIM / "scenarios.yaml").read_text()
-    # scenarios.yaml is small and regular; avoid needing PyYAML in whatever python runs this.
+def active(state: Path) -> dict:
+    """The active scenario's replay table and probe durations (simctl.py apply_scenario writes replay.json)."""
     try:
-        import yaml
-        table = yaml.safe_load(text) or {}
-    except ImportError:  # pragma: no cover
-        table = {}
-    replay = (table.get(scenario) or {}).get("replay") or {}
-    return node_variant(replay.get(probe) or {}, node)
+        return json.loads((state / "replay.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def node_variant(per_node: dict, node: str) -> str:
@@ -73,9 +70,12 @@ def main(argv):
     node = os.environ.get("SIM_NODE", "")
     itype = os.environ.get("SIM_INSTANCE_TYPE", "")
     state = Path(os.environ.get("SIM_STATE", SIM.parent / ".sim"))
-    scenario = (state / "scenario").read_text().strip() if (state / "scenario").exists() else "healthy"
+    scenario = active(state)
     base = SIM / "replay" / "probes" / probe
-    for variant in dict.fromkeys([variant_for(probe, node, scenario), "healthy"]):
+    # A scenario may make a probe take this long on every node (a slow import, a pod to evict mid-probe).
+    time.sleep(float((scenario.get("probe_duration_s") or {}).get(probe) or 0))
+    chosen = node_variant((scenario.get("replay") or {}).get(probe) or {}, node)
+    for variant in dict.fromkeys([chosen, "healthy"]):
         for name in (node, itype, "default"):
             out = base / variant / f"{name}.out"
             if name and out.exists():

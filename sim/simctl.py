@@ -364,6 +364,11 @@ def apply_scenario(name: str, dyn=None, core=None) -> None:
         if bool(node.spec.unschedulable) != should:
             core.patch_node(node.metadata.name, {"spec": {"unschedulable": should}})
     apply_node_health(table, name, core)
+    # What replay.py needs of the scenario, as JSON: it runs once per probe pod (256 at 256 nodes), and
+    # parsing scenarios.yaml there cost each one a YAML import and parse.
+    (STATE / "replay.json").write_text(json.dumps({
+        "scenario": name, "replay": table[name].get("replay") or {},
+        "probe_duration_s": table[name].get("probe_duration_s") or {}}) + "\n")
     (STATE / "scenario").write_text(name + "\n")
     log(f"scenario {name}: {table[name]['description'].strip()}")
 

@@ -184,6 +184,72 @@ def test_an_unwritable_report_directory_is_said_and_the_cluster_left_clean(core,
 
 # --------------------------------------------------------------------------- the workload's objects
 
+def _probe_pod(core, run, phase="Running", timeout=240):
+    """The first probe pod of the run once it is in `phase`."""
+    selector = "%s=%s,app.kubernetes.io/component=probe" % (faultkit.RUN_LABEL, run.run_id)
+
+    def found():
+        assert run.proc.poll() is None, "the run ended before its probe pod was %s:\n%s" % (phase, run.log()[-3000:])
+        pods = core.list_namespaced_pod(faultkit.NAMESPACE, label_selector=selector, _request_timeout=10).items
+        return next((p for p in pods if p.status.phase == phase), None)
+    return simkit.wait_until(found, timeout, "a %s probe pod of the run" % phase)
+
+
+def test_a_node_gone_not_ready_mid_level_is_named(core, batch, custom, tmp_path, runs, paused):
+    """kwok-controller (the agent of every simulated node) paused while L0's probe pods run: the node lifecycle
+    controller marks the nodes NotReady and taints them unreachable; L0 names the nodes, not a slow start."""
+    run = faultkit.Run(tmp_path, "l0", dict(FAST, l0_infrastructure_timeout_s=30))
+    runs.append(run)
+    run.start()
+    _first_pod(core, batch, custom, run)
+    paused(faultkit.component_pid("kwok-controller"))
+    paused_at = time.monotonic()
+    rc = run.wait(400)
+    to_verdict = time.monotonic() - paused_at
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l0_infrastructure")
+    failed = [c for c in level.get("checks") or [] if c.get("status") == "FAIL"]
+    named = [c for c in failed if "is NotReady" in json.dumps(c)]
+    faultkit.record("every node NotReady (kwok-controller paused) during L0's probe", verdict=level.get("status"),
+                    message=(named[0].get("message") or "")[:300] if named else "",
+                    seconds_to_verdict=round(to_verdict, 1), objects_left=len(left))
+    assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
+    assert named, json.dumps(failed)[:3000]
+    assert "did not start within" not in json.dumps(named)
+    assert "kubelet down, network, instance stopped" in json.dumps(named)  # _diagnose.FIXES["node_not_ready"]
+    assert not left, left
+
+
+def test_a_probe_pod_evicted_mid_probe_is_named_at_once(core, batch, custom, tmp_path, runs):
+    """An L1 probe pod evicted (the Eviction API, as a drain or a node-pressure eviction does) while its probe
+    runs (scenario slow-probe: 90 s): the wait ends within a few polls and names the pod as evicted or gone."""
+    simkit.simctl("scenario", "slow-probe")
+    try:
+        run = faultkit.Run(tmp_path, "l1", FAST)
+        runs.append(run)
+        run.start()
+        pod = _probe_pod(core, run)
+        core.create_namespaced_pod_eviction(pod.metadata.name, faultkit.NAMESPACE, {
+            "metadata": {"name": pod.metadata.name, "namespace": faultkit.NAMESPACE}}, _request_timeout=10)
+        evicted_at = time.monotonic()
+        rc = run.wait(300)
+    finally:
+        simkit.simctl("scenario", "healthy")
+    to_verdict = run.ended - evicted_at
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l1_runtime")
+    text = json.dumps(level)
+    faultkit.record("an L1 probe pod evicted mid-probe (Eviction API)", verdict=level.get("status"),
+                    message=(level.get("reason") or "")[:300], seconds_to_verdict=round(to_verdict, 1),
+                    objects_left=len(left))
+    assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
+    assert "evicted" in text, text[:3000]
+    # L1 probes one node: the vanished pod ends the wait at the next poll, not at its bound (start 60 s + the
+    # probe's 900 s + slack), where a pod gone from the list used to leave it; nor after the 90 s probe.
+    assert to_verdict < 60, to_verdict
+    assert not left, left
+
+
 def test_the_mpi_operator_down_is_named(core, batch, custom, tmp_path, runs):
     """kubeflow's mpi-operator paused (its whole process group): the MPIJob gets no status and no pods."""
     operator = faultkit.sim_pid("mpi-operator")

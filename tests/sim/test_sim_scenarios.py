@@ -1,6 +1,8 @@
 """Scenarios (sim/scenarios.yaml): switching them, and what the pod-level ones do to the collection's pods."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import simkit
@@ -56,6 +58,9 @@ def test_every_scenario_switches(core, custom, scenario):
         assert spec.get("description") and "fails" in spec, name
         scenario(name, settle=False)
         assert simkit.current_scenario() == name
+        replay = json.loads((simkit.STATE / "replay.json").read_text())
+        assert replay == {"scenario": name, "replay": spec.get("replay") or {},
+                          "probe_duration_s": spec.get("probe_duration_s") or {}}, name
         assert BASE_STAGES <= _stage_names(custom), name
         stages = _stage_names(custom, "sim.rlstack.io/stage=scenario")
         assert stages == _expected_scenario_stages(spec), name
