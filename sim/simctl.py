@@ -23,6 +23,7 @@ import signal
 import string
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -738,6 +739,18 @@ def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
                 "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
 
 
+_PROBE_THREAD = threading.local()
+
+
+def thread_core():
+    """A CoreV1Api per probe thread, made once: clients() runs API discovery, too dear once per pod at 256 nodes."""
+    core = getattr(_PROBE_THREAD, "core", None)
+    if core is None:
+        from kubernetes import client, config
+        core = _PROBE_THREAD.core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig())))
+    return core
+
+
 def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
     """Run a probe pod's command as a kubelet would (replayed python3 on PATH); its output is the pod's log."""
     ns, name = pod.metadata.namespace, pod.metadata.name
@@ -758,8 +771,7 @@ def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
     cri_log(raw, dest)
     logs_object(dyn, ns, name, owner, dest)
     try:  # the sim-probe-complete stage ends pods marked so
-        client, api, _dyn = clients()
-        client.CoreV1Api(api).patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
+        thread_core().patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
     except Exception as exc:  # the pod may be gone already
         print(f"runtime: marking {ns}/{name} done: {type(exc).__name__}: {exc}", flush=True)
 
@@ -791,16 +803,17 @@ def runtime() -> None:
                         {"name": "SIM_INSTANCE_TYPE", "value": node_types[node]},
                         {"name": "SIM_POD", "value": f"{ns}/{name}"}, {"name": "SIM_STATE", "value": str(STATE)},
                         {"name": "SIM_LEVEL", "value": (pod.metadata.labels or {}).get(LEVEL_LABEL, "")}]
-                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
-                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
-                            "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
                 dest = STATE / "podlogs" / f"{ns}_{name}.log"
                 if is_probe_pod(pod):
                     # A probe pod's entrypoint is its probe: run that command here (python3 is the
                     # replayer), make its output the pod's log, then let the sim-probe-complete stage end it.
+                    # Nothing execs into it (the runner reads its log), so it gets no Exec object.
                     probes.submit(run_probe_pod, pod, envs, dest, dyn, owner)
                     done.add(key)
                     continue
+                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
+                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+                            "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
                 labels = pod.metadata.labels or {}
                 source = log_source(pod, scenario)
                 if labels.get(LEVEL_LABEL) == ISOLATE_LEVEL and labels.get(ROLE_LABEL) == "launcher":

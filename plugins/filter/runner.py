@@ -97,6 +97,11 @@ def probe_command(launcher, script, params=None):
     return k8s.probe_command(_plain(launcher), _plain(script), _plain(params or {}))
 
 
+def probe_pods(pod, targets, name_prefix):
+    """One probe pod per target from the level's rendered probe pod."""
+    return k8s.probe_pods(_plain(pod), _plain(targets or []), str(name_prefix))
+
+
 def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None, nodes=None,
                   listed=True):
     """Every target's probe outcome from the probe pods' logs and the start wait's pod states."""
@@ -151,6 +156,7 @@ class FilterModule:
             "probe_output": probe_output,
             "probe_command": probe_command,
             "probe_results": probe_results,
+            "probe_pods": probe_pods,
             "dns_label": dns_label,
             "label_value": label_value,
             "validation_plan": validation_plan,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
-from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import dns_label
+from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import dns_label, probe_pods
 
 UNSET = "__rlstack_local_checks_unset__"
 
@@ -56,6 +56,8 @@ def collect(to_render, rendered, inline, namespace, owner, provided_env=()):
             definition["metadata"] = dict(definition["metadata"], labels=result)
             out.append({"source": item["source"], "definition": definition, "data_files": item["data_files"]})
             continue
+        if item.get("template") == "probe_pod.yml.j2":  # as the real run makes each target's pod
+            result = probe_pods(result, [item["target"]], item["probe_name"])[0]
         out.append({"source": item["source"], "definition": result})
         meta = (result or {}).get("metadata") or {}
         if item.get("template") == "mpijob.yml.j2":

@@ -19,7 +19,7 @@ LEVELS = _levels.levels()
 NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
          "validation_survey", "with_target_nodes", "admission_summary", "efa_request", "job_results",
          "probe_not_started", "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
-         "probe_command", "probe_results"}
+         "probe_command", "probe_results", "probe_pods"}
 
 
 def exact_types(value):

@@ -137,3 +137,28 @@ def test_a_pod_killed_before_its_probe_printed_is_crashed_or_no_output():
 def test_params_survive_the_shell(tmp_path, params):
     _rc, log = run_entrypoint(tmp_path, "import json, sys\nprint(json.dumps(json.loads(sys.argv[1])))\n", params)
     assert outcome(log)["data"] == params
+
+
+def test_probe_pods_makes_one_pod_per_target_from_the_rendered_one():
+    base = {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "rlsv-run-l0", "labels": {"app.kubernetes.io/component": "probe"}},
+            "spec": {"tolerations": [], "containers": [{
+                "name": "probe", "command": k8s.probe_command("python3", "/opt/p.py", {"timeout_s": 5}),
+                "resources": {"limits": {"cpu": "1"}}}]}}
+    targets = [{"node": "P5_Node.2", "gpus": 8, "efa": 32}, {"node": "g6-node-0", "gpus": 1}, {"node": "cpu-0"}]
+    pods = k8s.probe_pods(base, targets, "rlsv-run-l0")
+    assert [p["metadata"]["name"] for p in pods] == ["rlsv-run-l0-p5-node-2", "rlsv-run-l0-g6-node-0",
+                                                     "rlsv-run-l0-cpu-0"]
+    assert [p["metadata"]["labels"][k8s.TARGET_LABEL] for p in pods] == ["p5-node-2", "g6-node-0", "cpu-0"]
+    assert pods[0]["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "P5_Node.2"}
+    assert pods[0]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 8,
+                                                                          "vpc.amazonaws.com/efa": 32}}
+    assert pods[1]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert "resources" not in pods[2]["spec"]["containers"][0]
+    # the node reaches the probe as it did when the template was rendered per target
+    assert pods[0]["spec"]["containers"][0]["command"] == k8s.probe_command(
+        "python3", "/opt/p.py", {"timeout_s": 5, "node": "P5_Node.2"})
+    assert json.loads(pods[2]["spec"]["containers"][0]["command"][-1]) == {"node": "cpu-0", "timeout_s": 5}
+    # the rendered pod is not changed, and every pod is its own copy
+    assert base["metadata"]["name"] == "rlsv-run-l0" and "nodeSelector" not in base["spec"]
+    assert pods[0]["spec"]["tolerations"] is not pods[1]["spec"]["tolerations"]

@@ -46,15 +46,22 @@ def test_collect():
     items = [{"source": "anchor Job", "template": "anchor_job.yml.j2"},
              {"source": "L1 probe ConfigMap", "template": "labels.yml.j2", "data_files": {"p.py": "/p.py"},
               "configmap": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}}},
-             {"source": "L1 probe Pod on " + nodes[0]["node"], "template": "probe_pod.yml.j2"},
+             {"source": "L1 probe Pod on " + nodes[0]["node"], "template": "probe_pod.yml.j2", "target": nodes[0],
+              "probe_name": "rlsv-run-l1-runtime"},
              {"source": "L5 train one Job", "template": "job.yml.j2"}]
     job = {"metadata": {"name": "train-one", "labels": {"a": "b"}}, "spec": {"completionMode": "Indexed"}}
-    out = _local_render.collect(items, [{}, {"l": "v"}, {"kind": "Pod"}, job], [{"source": "Namespace"}], "ns", [],
+    pod = {"kind": "Pod", "metadata": {"name": "rlsv-run-l1-runtime"}, "spec": {"containers": [{"name": "probe"}]}}
+    out = _local_render.collect(items, [{}, {"l": "v"}, pod, job], [{"source": "Namespace"}], "ns", [],
                                 ["LIBERO_CONFIG_PATH"])
     assert [o["source"] for o in out] == ["Namespace", "anchor Job", "L1 probe ConfigMap",
                                           "L1 probe Pod on " + nodes[0]["node"], "L5 train one Job",
                                           "L5 train one headless Service"]
     assert out[2]["definition"]["metadata"]["labels"] == {"l": "v"}
+    # the probe pod as the real run makes it for its target (rlstack.validation.probe_pods)
+    probe = out[3]["definition"]
+    assert probe["metadata"]["name"] == "rlsv-run-l1-runtime-" + nodes[0]["node"].replace(".", "-")
+    assert probe["spec"]["nodeSelector"] == {"kubernetes.io/hostname": nodes[0]["node"]}
+    assert probe["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 8}}
     assert all(o["provided_env"] == ["LIBERO_CONFIG_PATH"] for o in out)
 
 

@@ -1,0 +1,106 @@
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""_pod_batch: bounded parallel creates, one refusal sentence, delete-collection then a bounded wait.
+The real requests run against the simulated cluster's API server in every sim level (tests/sim)."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _pod_batch
+
+
+class StatusError(Exception):
+    """Shaped as the kubernetes client's ApiException: an HTTP status and the Status body."""
+
+    def __init__(self, status, message):
+        super().__init__("(%s)\nReason: x\nHTTP response headers: {...}\nHTTP response body: ..." % status)
+        self.status = status
+        self.body = json.dumps({"kind": "Status", "status": "Failure", "message": message, "code": status})
+
+
+def pods(n):
+    return [{"metadata": {"name": "probe-%d" % i}} for i in range(n)]
+
+
+def test_creates_run_in_parallel_within_the_bound():
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def create(_definition):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+
+    out = _pod_batch.create_all(create, pods(40), workers=8, deadline_s=30)
+    assert out == {"created": ["probe-%d" % i for i in range(40)], "existing": [], "failed": []}
+    assert 1 < state["most"] <= 8
+
+
+def test_a_pod_that_exists_already_is_not_a_failure():
+    def create(definition):
+        if definition["metadata"]["name"] == "probe-1":
+            raise StatusError(409, 'pods "probe-1" already exists')
+
+    out = _pod_batch.create_all(create, pods(3))
+    assert out == {"created": ["probe-0", "probe-2"], "existing": ["probe-1"], "failed": []}
+
+
+def test_a_refusal_is_the_api_servers_own_sentence():
+    quota = ('pods "probe-2" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, '
+             'used: requests.nvidia.com/gpu=16, limited: requests.nvidia.com/gpu=16')
+
+    def create(definition):
+        if definition["metadata"]["name"] in ("probe-2", "probe-3"):
+            raise StatusError(403, quota)
+
+    out = _pod_batch.create_all(create, pods(4))
+    assert out["created"] == ["probe-0", "probe-1"]
+    assert out["failed"] == [{"name": "probe-2", "error": "(403) " + quota}, {"name": "probe-3", "error": "(403) " + quota}]
+    assert _pod_batch.failure_message("gpu-validation", out, 4) == (
+        "2 of 4 pods could not be created in namespace gpu-validation; the first, probe-2: (403) " + quota)
+
+
+def test_an_error_without_a_status_body_is_its_first_line():
+    assert _pod_batch.api_message(ValueError("boom\nmore")) == "ValueError: boom"
+    assert _pod_batch.api_message(ValueError("")) == "ValueError"
+    unreadable = StatusError(500, "x")
+    unreadable.body = "<html>"
+    assert _pod_batch.api_message(unreadable) == "StatusError: (500)"
+
+
+def test_creates_past_the_deadline_are_failures():
+    out = _pod_batch.create_all(lambda _d: time.sleep(0.5), pods(2), workers=1, deadline_s=0.1)
+    assert [f["name"] for f in out["failed"]] == ["probe-0", "probe-1"]
+    assert all("no answer within" in f["error"] for f in out["failed"])
+
+
+def test_deletes_run_in_parallel_and_a_pod_gone_already_is_not_a_failure():
+    deleted = []
+
+    def delete(name):
+        if name == "gone":
+            raise StatusError(404, 'pods "gone" not found')
+        if name == "denied":
+            raise StatusError(403, 'pods "denied" is forbidden: User "u" cannot delete resource "pods"')
+        deleted.append(name)
+
+    out = _pod_batch.delete_all(delete, ["a", "gone", "b", "denied"], workers=4)
+    assert sorted(deleted) == ["a", "b"]
+    assert out == {"failed": [{"name": "denied", "error": '(403) pods "denied" is forbidden: User "u" cannot '
+                                                          'delete resource "pods"'}]}
+
+
+def test_wait_until_none_is_left():
+    listed = [["a", "b"], ["b"], []]
+    out = _pod_batch.wait_gone(lambda: listed.pop(0), wait_s=10, sleep=lambda _s: None)
+    assert out["left"] == [] and not listed
+
+
+def test_the_wait_after_the_delete_is_bounded():
+    clock = iter(range(100)).__next__
+    out = _pod_batch.wait_gone(lambda: ["stuck"], wait_s=5, clock=clock, sleep=lambda _s: None)
+    assert out["left"] == ["stuck"] and out["waited_s"] <= 6
