@@ -151,8 +151,8 @@ def test_probe_pods_makes_one_pod_per_target_from_the_rendered_one():
                                                      "rlsv-run-l0-cpu-0"]
     assert [p["metadata"]["labels"][k8s.TARGET_LABEL] for p in pods] == ["p5-node-2", "g6-node-0", "cpu-0"]
     assert pods[0]["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "P5_Node.2"}
-    assert pods[0]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 8,
-                                                                          "vpc.amazonaws.com/efa": 32}}
+    limits = {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+    assert pods[0]["spec"]["containers"][0]["resources"] == {"limits": limits}
     assert pods[1]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
     assert "resources" not in pods[2]["spec"]["containers"][0]
     # the node reaches the probe as it did when the template was rendered per target
