@@ -21,8 +21,9 @@ def _grace(grace_s):
         raise AnsibleFilterError(str(exc)) from None
 
 
-def pods_summary(pods, expected=None, grace_s=None, want="running"):
-    return k8s.pods_summary(_plain(pods), expected=expected, grace_s=_grace(grace_s), want=want)
+def pods_summary(pods, expected=None, grace_s=None, want="running", start_timeout_s=None):
+    return k8s.pods_summary(_plain(pods), expected=expected, grace_s=_grace(grace_s), want=want,
+                            start_timeout_s=_plain(start_timeout_s))
 
 
 def job_state(job, pods=None, grace_s=None, workloads=None):

@@ -135,7 +135,8 @@ def test_admission_summary_and_states_take_tagged_workloads():
 
 def test_grace_defaults_to_the_limit_and_bad_text_is_a_filter_error(monkeypatch):
     seen = []
-    monkeypatch.setattr(runner.k8s, "pods_summary", lambda pods, expected=None, grace_s=None, want="running": seen.append(grace_s))
+    monkeypatch.setattr(runner.k8s, "pods_summary", lambda pods, expected=None, grace_s=None, want="running",
+                        start_timeout_s=None: seen.append(grace_s))
     runner.pods_summary([], 1)
     runner.pods_summary([], 1, trust_as_template("60"))
     assert seen == [45.0, 60.0]

@@ -367,6 +367,41 @@ def test_pods_summary_probes_a_pod_gone_from_the_list_settles_the_wait():
     assert not k8s.pods_summary(pods[:1], expected=3, want="finished", now=NOW)["settled"]
 
 
+def test_pods_summary_probes_a_pod_pending_past_the_start_bound_is_stuck():
+    pending = make_pod("a", "Pending", age_s=120.0, node="p5-node-1")
+    assert not k8s.pods_summary([pending], expected=1, want="probes", now=NOW)["settled"]
+    assert not k8s.pods_summary([pending], expected=1, want="probes", now=NOW, start_timeout_s=300)["settled"]
+    summary = k8s.pods_summary([pending], expected=1, want="probes", now=NOW, start_timeout_s=90)
+    assert summary["settled"] and summary["problems"][0]["problem"]["kind"] == "start_timeout"
+    assert summary["states"][0]["problem"]["message"] == "the pod did not start within 90 s"
+
+
+def test_pods_summary_probes_a_pod_its_node_controller_marked_not_ready_is_stuck():
+    # what MarkPodsNotReady leaves (k8s.io/kubernetes pkg/controller/util/node): Ready False, containers ready
+    marked = make_pod("a", "Running", node="p5-node-1", statuses=[running_status()], conditions=[
+        {"type": "Ready", "status": "False", "lastTransitionTime": stamp(NOW - 30)},
+        {"type": "ContainersReady", "status": "True"}])
+    summary = k8s.pods_summary([marked], expected=1, grace_s=10, want="probes", now=NOW)
+    assert summary["settled"] and summary["states"][0]["problem"]["kind"] == "node_not_ready"
+    assert summary["states"][0]["problem"]["hint"] == _diagnose.FIXES["node_not_ready"]
+    # within the grace, or in another wait, it is not a problem
+    assert not k8s.pods_summary([marked], expected=1, grace_s=60, want="probes", now=NOW)["settled"]
+    assert k8s.pods_summary([marked], expected=1, grace_s=10, want="finished", now=NOW)["problems"] == []
+
+
+def test_probe_not_started_puts_the_not_ready_node_before_what_it_did_to_the_pod():
+    deleted = make_pod("rlsv-r-l0-a", "Running", node="p5-node-1", labels={"rlstack.io/target": "p5-node-1"},
+                       statuses=[running_status()])
+    deleted["metadata"]["deletionTimestamp"] = stamp(NOW - 5)  # the taint manager, after tolerationSeconds
+    states = k8s.pods_summary([deleted], expected=1, want="probes", now=NOW)["states"]
+    assert states[0]["problem"]["kind"] == "deleted"
+    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
+    assert "node p5-node-1 is NotReady" in out["p5-node-1"]["error"]
+    assert out["p5-node-1"]["hint"] == _diagnose.FIXES["node_not_ready"]
+    # on a Ready node the deletion is the cause
+    assert out != k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[])
+
+
 def test_pods_summary_no_pods():
     summary = k8s.pods_summary([], expected=2, now=NOW)
     assert summary["text"] == "no pods of 2 expected"
@@ -1042,13 +1077,15 @@ def test_probe_not_started_names_the_node_that_went_not_ready():
     assert out["p5-node-1"]["error"] == ("the probe pod did not finish (Pending): node p5-node-1 is NotReady "
                                          "(Kubelet stopped posting node status.)")
     assert out["p5-node-1"]["hint"] == _diagnose.FIXES["node_not_ready"]
-    # the pod's own problem is more specific than its node's
+    # an eviction on a Ready node is the cause; on a NotReady node, the node is (it is what evicts)
     evicted = make_pod("rlsv-r-l1-a", "Running", node="p5-node-1", labels={"rlstack.io/target": "p5-node-1"},
                        conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
                                     "message": "Eviction API: evicting"}])
     states = k8s.pods_summary([evicted], expected=1, want="probes", now=NOW)["states"]
-    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
+    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[healthy])
     assert out["p5-node-1"]["error"].startswith("Evicted: pod rlsv-r-l1-a was evicted")
+    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
+    assert "node p5-node-1 is NotReady" in out["p5-node-1"]["error"]
 
 
 def _job(name="j", **spec):
