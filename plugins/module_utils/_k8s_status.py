@@ -156,23 +156,13 @@ def pod_state(pod, now=None, grace_s=PROBLEM_GRACE_S):
     return state
 
 
-def _probe_stuck(state, pod, start_timeout_s, grace_s, now):
-    """A probe pod's problem that only its state shows (want="probes"): still Pending past the start bound, or
-    Running but marked not ready by the node lifecycle controller (Ready False while its containers are ready:
-    k8s.io/kubernetes pkg/controller/util/node MarkPodsNotReady, when the node stops reporting) past the grace."""
-    if state["problem"] is not None:
-        return None
-    if state["phase"] == "Pending" and start_timeout_s is not None and state["age_s"] >= float(start_timeout_s):
+def _probe_stuck(state, start_timeout_s):
+    """A probe pod's problem that only its age shows (want="probes"): still Pending past the start bound."""
+    if state["problem"] is None and state["phase"] == "Pending" and start_timeout_s is not None \
+            and state["age_s"] >= float(start_timeout_s):
         return {"kind": "start_timeout", "reason": "NotStarted",
                 "message": "the pod did not start within %s s" % start_timeout_s,
                 "hint": "the node may be out of GPUs or the image pull is slow; check the pod events"}
-    ready, containers = _condition(pod, "Ready") or {}, _condition(pod, "ContainersReady") or {}
-    if state["phase"] == "Running" and ready.get("status") == "False" and containers.get("status") == "True":
-        since = parse_time(ready.get("lastTransitionTime"))
-        if since is None or now - since >= float(grace_s):
-            return {"kind": "node_not_ready", "reason": "NodeNotReady",
-                    "message": "the node lifecycle controller marked the pod not ready: its node stopped reporting",
-                    "hint": _diagnose.FIXES["node_not_ready"]}
     return None
 
 
@@ -184,16 +174,16 @@ def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", n
     "probes" (as "finished", for pods that all exist before the wait begins, the probe pods: one missing
     from the list was deleted or evicted, and counts as ended, so the wait does not run to its bound),
     "launcher" (an MPIJob: its launcher pod finished, or any pod stuck with a problem).
-    With "probes", a pod still Pending after start_timeout_s, or one its node's controller marked not ready
-    (see _probe_stuck), is stuck too: the wait ends then, not at its whole bound.
+    With "probes", a pod still Pending after start_timeout_s is stuck too: the wait ends then, not at its
+    whole bound.
     Returns settled (stop waiting), ok (all as wanted), states, problems, gone (pods missing from the list;
     "probes" only) and a one-line text.
     """
     now = time.time() if now is None else now
     states = [pod_state(p, now=now, grace_s=grace_s) for p in (pods or [])]
     if want == "probes":
-        for state, pod in zip(states, pods or []):
-            state["problem"] = _probe_stuck(state, pod, start_timeout_s, grace_s, now) or state["problem"]
+        for state in states:
+            state["problem"] = _probe_stuck(state, start_timeout_s) or state["problem"]
     if want == "finished":  # of an Indexed Job only the head (index 0) is judged
         states = [s for s in states if s["index"] in (None, "0")]
     expected = len(states) if expected is None else int(expected)
@@ -703,9 +693,10 @@ def job_results(jobs, states, logs, stopped=None):
     return out
 
 
-# Problems of a pod that its node's state explains: a node gone NotReady leaves its pods Pending, marks them not
-# ready, and after tolerationSeconds (300 s) the taint manager deletes them.
-NODE_CONSEQUENCES = ("start_timeout", "node_not_ready", "deleted", "evicted")
+# Problems of a pod that its node's state explains: a node gone NotReady leaves its pods Pending, and after
+# tolerationSeconds (300 s) the taint manager deletes them (tests/faults: the taint manager's deletion was
+# reported as "deleted by someone else" before).
+NODE_CONSEQUENCES = ("start_timeout", "deleted", "evicted")
 
 
 def probe_not_started(targets, ran, start_states, events, start_timeout_s, nodes=None, listed=True):

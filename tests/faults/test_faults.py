@@ -218,9 +218,10 @@ def test_a_node_gone_not_ready_mid_level_is_named(core, batch, custom, tmp_path,
     assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
     assert named, json.dumps(failed)[:3000]
     assert "kubelet down, network, instance stopped" in json.dumps(named)  # _diagnose.FIXES["node_not_ready"]
-    # the pods' start bound (90 s) or the node controller's mark ends the wait, not the taint manager's
-    # deletion of the pods after tolerationSeconds (300 s), where it ended before
-    assert to_verdict < 240, to_verdict
+    # Running probe pods on a NotReady node hold the wait to its bound (start 90 s + the probe's + slack; the
+    # node lifecycle controller did not mark them not ready within 150 s on the sim), and the verdict names the
+    # node, not the taint manager's deletion of the pods after tolerationSeconds (300 s after NotReady).
+    assert to_verdict < 300, to_verdict
     assert not left, left
 
 
