@@ -11,6 +11,7 @@ time, and a stalled request cannot hold the run past the deadline.
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 import time
 
 
@@ -53,3 +54,14 @@ def bounded_map(call, items, workers=16, deadline_s=60.0, clock=time.monotonic):
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return out
+
+
+def pooled_core_api(kubernetes, k8s_client, pool_size):
+    """A CoreV1Api of the `kubernetes` package on a copy of the module's client configuration, with a connection
+    pool as big as the fan-out (urllib3 keeps 4 by default, so 16 calls in flight would reconnect each time).
+    The package is passed in, so that this file needs only the standard library."""
+    configuration = copy.copy(k8s_client.configuration)
+    configuration.connection_pool_maxsize = max(int(pool_size), 1)
+    api_client = kubernetes.client.ApiClient(configuration)
+    api_client.default_headers.update(getattr(k8s_client.client.client, "default_headers", {}) or {})
+    return kubernetes.client.CoreV1Api(api_client)

@@ -135,6 +135,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils import _pod_batch
+from ansible_collections.rlstack.validation.plugins.module_utils._fanout import pooled_core_api
 
 try:
     import kubernetes
@@ -155,15 +156,6 @@ def argspec():
         grace_period_s=dict(type="int", default=0),
     )
     return spec
-
-
-def _core_api(k8s_client, pool_size):
-    """A CoreV1Api on the module's own configuration, with a connection pool as big as the fan-out."""
-    configuration = copy.copy(k8s_client.configuration)
-    configuration.connection_pool_maxsize = max(int(pool_size), 1)
-    api_client = kubernetes.client.ApiClient(configuration)
-    api_client.default_headers.update(getattr(k8s_client.client.client, "default_headers", {}) or {})
-    return kubernetes.client.CoreV1Api(api_client)
 
 
 def _drain(response):
@@ -236,7 +228,7 @@ def absent(module, core):
 def main():
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     try:
-        core = _core_api(get_api_client(module=module), module.params["concurrency"])
+        core = pooled_core_api(kubernetes, get_api_client(module=module), module.params["concurrency"])
         run = present if module.params["state"] == "present" else absent
         module.exit_json(**run(module, core))
     except CoreException as exc:

@@ -101,7 +101,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map
+from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map, pooled_core_api
 
 try:
     import kubernetes
@@ -122,15 +122,6 @@ def argspec():
         limit_bytes=dict(type="int", default=4194304),
     )
     return spec
-
-
-def _core_api(k8s_client, pool_size):
-    """A CoreV1Api on the module's own configuration, with a connection pool as big as the fan-out."""
-    configuration = copy.copy(k8s_client.configuration)
-    configuration.connection_pool_maxsize = max(int(pool_size), 1)
-    api_client = kubernetes.client.ApiClient(configuration)
-    api_client.default_headers.update(getattr(k8s_client.client.client, "default_headers", {}) or {})
-    return kubernetes.client.CoreV1Api(api_client)
 
 
 def _exit_code(pod):
@@ -171,7 +162,7 @@ def main():
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     try:
         k8s_client = get_api_client(module=module)
-        core = _core_api(k8s_client, module.params["concurrency"])
+        core = pooled_core_api(kubernetes, k8s_client, module.params["concurrency"])
         module.exit_json(**execute(module, core))
     except CoreException as exc:
         module.fail_from_exception(exc)

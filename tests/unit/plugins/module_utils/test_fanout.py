@@ -1,7 +1,11 @@
-"""bounded_map: order, concurrency bound, errors and the shared deadline."""
+"""bounded_map: order, concurrency bound, errors and the shared deadline; pooled_core_api."""
 import threading
 import time
+import types
 
+import pytest
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _fanout
 from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map
 
 
@@ -59,3 +63,17 @@ def test_calls_past_the_deadline_are_timed_out_and_the_map_returns_on_time():
 def test_no_items_and_odd_worker_counts():
     assert bounded_map(lambda x: x, []) == []
     assert bounded_map(lambda x: x, [1], workers=0)[0]["value"] == 1
+
+
+def test_pooled_core_api_copies_the_modules_configuration_with_a_pool_as_big_as_the_fan_out():
+    kubernetes = pytest.importorskip("kubernetes")
+    configuration = kubernetes.client.Configuration()
+    configuration.host = "https://127.0.0.1:6443"
+    module_client = types.SimpleNamespace(configuration=configuration, client=types.SimpleNamespace(
+        client=types.SimpleNamespace(default_headers={"User-Agent": "rlstack"})))
+    core = _fanout.pooled_core_api(kubernetes, module_client, 16)
+    assert isinstance(core, kubernetes.client.CoreV1Api)
+    assert core.api_client.configuration.connection_pool_maxsize == 16
+    assert core.api_client.configuration.host == "https://127.0.0.1:6443"
+    assert core.api_client.default_headers["User-Agent"] == "rlstack"
+    assert configuration.connection_pool_maxsize != 16  # the module's own configuration is left as it was
