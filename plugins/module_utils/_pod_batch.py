@@ -58,11 +58,14 @@ def create_all(create, definitions, workers=16, deadline_s=300.0):
         if entry["ok"]:
             out[entry["value"]].append(name)
         else:
-            error = entry["error"]
-            if error.startswith("Refused: "):
-                error = error[len("Refused: "):]
-            out["failed"].append({"name": name, "error": error})
+            out["failed"].append({"name": name, "error": _error(entry)})
     return out
+
+
+def _error(entry):
+    """A failed bounded_map entry's error: the API server's sentence without the exception's class name."""
+    error = entry["error"]
+    return error[len("Refused: "):] if error.startswith("Refused: ") else error
 
 
 def failure_message(namespace, result, total):
@@ -88,13 +91,8 @@ def delete_all(delete, names, workers=16, deadline_s=60.0):
             if getattr(exc, "status", None) != 404:
                 raise Refused(api_message(exc)) from None
 
-    failed = []
-    for entry in bounded_map(one, names, workers=workers, deadline_s=deadline_s):
-        if not entry["ok"]:
-            error = entry["error"]
-            failed.append({"name": entry["item"], "error": error[len("Refused: "):] if error.startswith("Refused: ")
-                           else error})
-    return {"failed": failed}
+    return {"failed": [{"name": entry["item"], "error": _error(entry)}
+                       for entry in bounded_map(one, names, workers=workers, deadline_s=deadline_s) if not entry["ok"]]}
 
 
 def wait_gone(list_names, wait_s=60.0, poll_s=1.0, clock=time.monotonic, sleep=time.sleep):
