@@ -17,6 +17,7 @@ webhook's denial ("admission webhook %q denied the request"), a ValidatingAdmiss
 
 from __future__ import annotations
 
+import json
 import re
 
 GPU = "nvidia.com/gpu"
@@ -50,6 +51,15 @@ FIXES = {
                "another run's cleanup, a namespace deletion): run the level again",
     "mpi_operator": "the MPI operator did not act on the MPIJob: check that it runs (kubectl -n mpi-operator "
                     "get pods) and its log; its CRD alone does not start anything",
+    "kubelet_unreachable": "the API server could not reach the node's kubelet (port 10250), which serves the "
+                           "log: the node may be going NotReady (kubelet down, instance stopped), or a security "
+                           "group keeps the control plane from the kubelet port; check the node's conditions, "
+                           "then run the level again",
+    "log_forbidden": "the collection needs get on pods/log in the run's namespace (docs/security.md)",
+    "log_timeout": "the log read did not end in time: the API server or the node's kubelet is overloaded or "
+                   "unreachable; check the node, then run the level again",
+    "log_other": "the API server did not return the log: read its message, check the node, then run the level "
+                 "again",
 }
 
 _TAINT = re.compile(r"untolerated taint \{([^:}]+):")
@@ -198,6 +208,45 @@ def diagnose_mpijob(mpijob, pods=(), age_s=0.0, grace_s=45.0):
         return _found("mpi_operator", "MPIJob %s has no status and no pods after %.0f s: the MPI operator is not "
                       "acting on it" % (_meta(mpijob).get("name", ""), age_s))
     return None
+
+
+def api_error_text(status, reason, body):
+    """One line for an API call the server answered with an error: "HTTP <status>: <the Status message>"
+    (the body's `message`, else the reason), in place of the client's multi-line exception text with headers."""
+    message = ""
+    try:
+        parsed = json.loads(body) if body else None
+        if isinstance(parsed, dict):
+            message = str(parsed.get("message") or "")
+    except (TypeError, ValueError):
+        message = str(body or "")[:400]
+    return "HTTP %s: %s" % (status, (message or reason or "no message").strip())
+
+
+# A pod's log comes from its node's kubelet (port 10250, path /containerLogs/) through the API server, which
+# answers 500 with its own error when it cannot reach the kubelet: a connection error naming the URL (on the sim,
+# kwok v0.8.0 paused: `Get "https://localhost:32763/containerLogs/default/<pod>/probe?...": net/http: TLS
+# handshake timeout`), or, for a node whose status lists no address it can use, `no preferred addresses found;
+# known addresses: []` (k8s v1.34.4 pkg/util/node/node.go; recorded from the sim in
+# tests/unit/fixtures/k8s/kubelet_unreachable_log.json). On EKS the URL names the node's IP.
+_KUBELET_UNREACHABLE = re.compile(r"containerLogs/|:10250/|dial tcp|TLS handshake timeout|i/o timeout|"
+                                  r"connection refused|no route to host|EOF|no preferred addresses found")
+
+
+def log_read_cause(error, node=""):
+    """Why a pod's log could not be read, from pod_logs' error text: (cause, sentence), the cause a FIXES key
+    (log_forbidden, deleted, kubelet_unreachable, log_timeout or log_other)."""
+    text = (error or "").strip()
+    where = " of node %s" % node if node else ""
+    if text.startswith("HTTP 403"):
+        return "log_forbidden", "reading it is forbidden (%s)" % text
+    if text.startswith("HTTP 404"):
+        return "deleted", "the pod is gone (%s)" % text
+    if re.match(r"HTTP 5\d\d", text) and _KUBELET_UNREACHABLE.search(text):
+        return "kubelet_unreachable", "the API server could not reach the kubelet%s (%s)" % (where, text)
+    if text.startswith("no answer within"):
+        return "log_timeout", text
+    return "log_other", text
 
 
 def diagnose_api_error(message):

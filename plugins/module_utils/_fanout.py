@@ -15,6 +15,10 @@ import copy
 import time
 
 
+class CallError(Exception):
+    """A failed call whose text is already one line for the user: bounded_map records it without its class name."""
+
+
 def bounded_map(call, items, workers=16, deadline_s=60.0, clock=time.monotonic):
     """Call `call(item)` for every item, at most `workers` at a time, all within `deadline_s` seconds.
 
@@ -44,6 +48,8 @@ def bounded_map(call, items, workers=16, deadline_s=60.0, clock=time.monotonic):
                 try:
                     entry["value"] = future.result()
                     entry["ok"] = True
+                except CallError as exc:
+                    entry["error"] = str(exc)
                 except Exception as exc:  # one failed call must not hide the others' results
                     entry["error"] = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
         for future in pending:

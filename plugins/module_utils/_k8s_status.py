@@ -17,7 +17,7 @@ import re
 import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
-from ansible_collections.rlstack.validation.plugins.module_utils._limits import PROBLEM_GRACE_S
+from ansible_collections.rlstack.validation.plugins.module_utils._limits import LOST_NODE_TOLERATION_S, PROBLEM_GRACE_S
 
 TARGET_LABEL = "rlstack.io/target"
 # Indexed Jobs (multi-node examples) label each pod with its index; index 0 is the head, judged alone.
@@ -156,13 +156,23 @@ def pod_state(pod, now=None, grace_s=PROBLEM_GRACE_S):
     return state
 
 
-def _probe_stuck(state, start_timeout_s):
-    """A probe pod's problem that only its age shows (want="probes"): still Pending past the start bound."""
-    if state["problem"] is None and state["phase"] == "Pending" and start_timeout_s is not None \
-            and state["age_s"] >= float(start_timeout_s):
+def _probe_stuck(state, pod, start_timeout_s, grace_s, now):
+    """A probe pod's problem that only its state shows (want="probes"): still Pending past the start bound, or
+    Running but marked not ready by the node lifecycle controller (Ready False while its containers are ready:
+    k8s.io/kubernetes pkg/controller/util/node MarkPodsNotReady, when the node stops reporting) past the grace."""
+    if state["problem"] is not None:
+        return None
+    if state["phase"] == "Pending" and start_timeout_s is not None and state["age_s"] >= float(start_timeout_s):
         return {"kind": "start_timeout", "reason": "NotStarted",
                 "message": "the pod did not start within %s s" % start_timeout_s,
                 "hint": "the node may be out of GPUs or the image pull is slow; check the pod events"}
+    ready, containers = _condition(pod, "Ready") or {}, _condition(pod, "ContainersReady") or {}
+    if state["phase"] == "Running" and ready.get("status") == "False" and containers.get("status") == "True":
+        since = parse_time(ready.get("lastTransitionTime"))
+        if since is None or now - since >= float(grace_s):
+            return {"kind": "node_not_ready", "reason": "NodeNotReady",
+                    "message": "the node lifecycle controller marked the pod not ready: its node stopped reporting",
+                    "hint": _diagnose.FIXES["node_not_ready"]}
     return None
 
 
@@ -174,16 +184,16 @@ def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", n
     "probes" (as "finished", for pods that all exist before the wait begins, the probe pods: one missing
     from the list was deleted or evicted, and counts as ended, so the wait does not run to its bound),
     "launcher" (an MPIJob: its launcher pod finished, or any pod stuck with a problem).
-    With "probes", a pod still Pending after start_timeout_s is stuck too: the wait ends then, not at its
-    whole bound.
+    With "probes", a pod still Pending after start_timeout_s, or one its node's controller marked not ready
+    (see _probe_stuck), is stuck too: the wait ends then, not at its whole bound.
     Returns settled (stop waiting), ok (all as wanted), states, problems, gone (pods missing from the list;
     "probes" only) and a one-line text.
     """
     now = time.time() if now is None else now
     states = [pod_state(p, now=now, grace_s=grace_s) for p in (pods or [])]
     if want == "probes":
-        for state in states:
-            state["problem"] = _probe_stuck(state, start_timeout_s) or state["problem"]
+        for state, pod in zip(states, pods or []):
+            state["problem"] = _probe_stuck(state, pod, start_timeout_s, grace_s, now) or state["problem"]
     if want == "finished":  # of an Indexed Job only the head (index 0) is judged
         states = [s for s in states if s["index"] in (None, "0")]
     expected = len(states) if expected is None else int(expected)
@@ -487,12 +497,30 @@ def probe_command(launcher, script, params):
             json.dumps(params if params is not None else {}, sort_keys=True)]
 
 
+def lost_node_tolerations(tolerations):
+    """`tolerations` plus, for each of _diagnose.NOT_READY_TAINTS (the NoExecute taints the node lifecycle
+    controller puts on a node that stopped reporting or reports not ready) that no toleration names, a
+    NoExecute toleration of LOST_NODE_TOLERATION_S seconds. The taint eviction controller deletes a pod after the least
+    tolerationSeconds of its tolerations matching the taint (getMinTolerationTime, pkg/controller/tainteviction,
+    k8s v1.34.4), also when a blanket toleration matches too, so a probe pod on a lost node is gone 30 s after the
+    taint instead of 300 s (the DefaultTolerationSeconds admission plugin adds 300 s only for keys the pod does
+    not name). A key the user's tolerations name is left as they wrote it."""
+    out = [dict(t) for t in tolerations or []]
+    named = set(t.get("key") for t in out if t.get("key"))
+    for key in _diagnose.NOT_READY_TAINTS:
+        if key not in named:
+            out.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                        "tolerationSeconds": LOST_NODE_TOLERATION_S})
+    return out
+
+
 def probe_pods(pod, targets, name_prefix):
     """The probe pods of a level, one per target, from the one pod roles/runner/templates/probe_pod.yml.j2
     rendered for the level: each gets its name (name_prefix-<node>), its target label, its node (a
-    kubernetes.io/hostname nodeSelector), the target's GPUs and EFA devices as limits, and the node in its
-    probe's params (the last argument of probe_command). Rendering the template once per target cost about
-    0.45 s of Jinja each on the 2-core machine: 121 s of L0's 237 s over 256 nodes (docs/fleet-scale.md)."""
+    kubernetes.io/hostname nodeSelector), the target's GPUs and EFA devices as limits, the node in its
+    probe's params (the last argument of probe_command), and short tolerations of a lost node
+    (lost_node_tolerations). Rendering the template once per target cost about 0.45 s of Jinja each on the
+    2-core machine: 121 s of L0's 237 s over 256 nodes (docs/fleet-scale.md)."""
     out = []
     for target in targets or []:
         node = str(target.get("node", ""))
@@ -502,6 +530,7 @@ def probe_pods(pod, targets, name_prefix):
         meta.setdefault("labels", {})[TARGET_LABEL] = dns_label(node)
         spec = one.setdefault("spec", {})
         spec["nodeSelector"] = dict(spec.get("nodeSelector") or {}, **{"kubernetes.io/hostname": node})
+        spec["tolerations"] = lost_node_tolerations(spec.get("tolerations"))
         container = spec["containers"][0]
         command = list(container.get("command") or [])
         if command:
@@ -693,10 +722,9 @@ def job_results(jobs, states, logs, stopped=None):
     return out
 
 
-# Problems of a pod that its node's state explains: a node gone NotReady leaves its pods Pending, and after
-# tolerationSeconds (300 s) the taint manager deletes them (tests/faults: the taint manager's deletion was
-# reported as "deleted by someone else" before).
-NODE_CONSEQUENCES = ("start_timeout", "deleted", "evicted")
+# Problems of a pod that its node's state explains: a node gone NotReady leaves its pods Pending, marks them not
+# ready, and after tolerationSeconds (a probe pod's 30 s, lost_node_tolerations) the taint manager deletes them.
+NODE_CONSEQUENCES = ("start_timeout", "node_not_ready", "deleted", "evicted")
 
 
 def probe_not_started(targets, ran, start_states, events, start_timeout_s, nodes=None, listed=True):
@@ -789,10 +817,10 @@ def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish
                     problem.get("message") or problem.get("reason") or "exit code %s" % entry.get("exit_code")))
             results[node] = out
         elif entry.get("error") and phase in ("Succeeded", "Failed"):
+            cause, why = _diagnose.log_read_cause(entry["error"], entry.get("node") or node)
             results[node] = {"status": "no_output", "data": None, "rc": None,
-                             "error": "the probe pod's log could not be read: %s" % entry["error"],
-                             "hint": "the collection needs get on pods/log in the run's namespace (docs/security.md)",
-                             "events": []}
+                             "error": "the probe pod's log could not be read: %s" % why,
+                             "hint": _diagnose.FIXES[cause], "events": []}
     results.update(probe_not_started(targets, results, (start or {}).get("states") or [], events or [],
                                      start_timeout_s, nodes=nodes, listed=listed))
     return results

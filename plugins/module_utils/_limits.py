@@ -27,6 +27,11 @@ LEASE_MARGIN_S = 600
 KEEP_FAILED_S = 14400
 # Slack on top of a probe's own watchdog for its pod to end and its log to be read (runner/tasks/probe_kubernetes.yml).
 PROBE_SLACK_S = 120
+# tolerationSeconds of the probe pods for the NoExecute taints node.kubernetes.io/unreachable and not-ready: a node
+# lost mid-probe (kubelet down, instance stopped) gets them after kube-controller-manager's node-monitor grace
+# period (50 s), and the taint eviction controller then deletes the probe pod within this, which ends the level's
+# wait (the default 300 s that the DefaultTolerationSeconds admission plugin adds held it to its whole bound).
+LOST_NODE_TOLERATION_S = 30
 # Baselines (_baseline.py, docs/baselines.md): a level may take this much longer than the baseline's time on top of
 # BASELINE_TIME_TOLERANCE (a short level's time is mostly pod start-up, which varies by tens of seconds).
 BASELINE_TIME_SLACK_S = 60
@@ -47,6 +52,7 @@ LIMITS = {
     "lease_margin_s": LEASE_MARGIN_S,
     "keep_failed_s": KEEP_FAILED_S,
     "probe_slack_s": PROBE_SLACK_S,
+    "lost_node_toleration_s": LOST_NODE_TOLERATION_S,
     "baseline_time_slack_s": BASELINE_TIME_SLACK_S,
     "baseline_min_size_bytes": BASELINE_MIN_SIZE_BYTES,
 }

@@ -101,7 +101,8 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map, pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
+from ansible_collections.rlstack.validation.plugins.module_utils._fanout import CallError, bounded_map, pooled_core_api
 
 try:
     import kubernetes
@@ -144,7 +145,10 @@ def execute(module, core):
         kwargs = {"_request_timeout": timeout, "limit_bytes": params["limit_bytes"]}
         if params["container"]:
             kwargs["container"] = params["container"]
-        return core.read_namespaced_pod_log(pod.metadata.name, params["namespace"], **kwargs)
+        try:
+            return core.read_namespaced_pod_log(pod.metadata.name, params["namespace"], **kwargs)
+        except kubernetes.client.exceptions.ApiException as exc:
+            raise CallError(api_error_text(exc.status, exc.reason, exc.body)) from None
 
     t0 = time.monotonic()
     reads = bounded_map(read, pods, workers=params["concurrency"], deadline_s=params["deadline_s"])

@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".collections"))  # ansible_collections.rlstack.validation
 import simkit  # noqa: E402
 
 OUT = simkit.ROOT / "tests" / "unit" / "fixtures" / "k8s"
@@ -184,6 +185,41 @@ def main():
             pending_pod("node_not_ready", simkit.gpu_pod_body("on-not-ready"))
         finally:
             os.kill(kwok_pid, signal.SIGCONT)
+    def case_lost_node():
+        # A probe pod on a node lost mid-probe: kwok-controller (every simulated node's agent, which also serves
+        # their logs) paused once the pod runs. kube-apiserver answers the log read with its own error reaching
+        # the kubelet; kube-controller-manager marks the node Unknown after its 50 s grace period and the pod not
+        # ready (MarkPodsNotReady: Ready False, ContainersReady still True). Every node is lost at once here, so
+        # the node lifecycle controller sees a full zone disruption and puts no NoExecute taint (no eviction);
+        # on EKS one lost node is tainted and the probe pod's 30 s toleration ends it.
+        from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
+        body = simkit.gpu_pod_body("on-lost-node", node_selector={"kubernetes.io/hostname": p5_nodes[0]})
+        body["spec"]["tolerations"] = _k8s_status.lost_node_tolerations(body["spec"]["tolerations"])
+        core.create_namespaced_pod(ns, body)
+        simkit.wait_until(lambda: core.read_namespaced_pod("on-lost-node", ns).status.phase == "Running", 60,
+                          "Running")
+        kwok_pid = int(sorted((simkit.STATE / "kwok" / "clusters").glob("*/pids/kwok-controller.pid"))[0]
+                       .read_text().strip())
+        os.kill(kwok_pid, signal.SIGSTOP)
+        try:
+            try:
+                core.read_namespaced_pod_log("on-lost-node", ns, _request_timeout=60)
+                raise AssertionError("the log of a pod on a paused node was read")
+            except ApiException as exc:
+                save("kubelet_unreachable_log", api_error={"status": exc.status, "reason": exc.reason,
+                                                           "body": json.loads(exc.body)})
+
+            def marked():
+                pod = core.read_namespaced_pod("on-lost-node", ns)
+                conditions = {c.type: c.status for c in pod.status.conditions or []}
+                return pod if conditions.get("Ready") == "False" and conditions.get("ContainersReady") == "True" \
+                    else None
+            seen = simkit.wait_until(marked, 180, "the pod marked not ready by the node lifecycle controller")
+            save("lost_node_pod", pod=plain(seen), events=events("on-lost-node"), nodes=nodes())
+        finally:
+            os.kill(kwok_pid, signal.SIGCONT)
+        core.delete_namespaced_pod("on-lost-node", ns, grace_period_seconds=0)
+
     try:
         for name, case in [(k[len("case_"):], v) for k, v in locals().items() if k.startswith("case_")]:
             if want(name):

@@ -95,3 +95,57 @@ def test_the_runner_reads_an_mpijob_nobody_acted_on_as_the_operator_missing():
     assert "mpi-operator" in state["hint"]
     fresh = k8s.mpijob_state(mpijob, [], now=k8s.parse_time("2026-12-01T19:00:10Z"), grace_s=45)
     assert not fresh["settled"]
+
+
+def test_a_log_the_kubelet_could_not_serve_names_the_kubelet_not_a_permission():
+    # kube-apiserver's own answer when the node's agent (kwok-controller, paused) does not answer the log read
+    data = recorded("kubelet_unreachable_log")["api_error"]
+    text = diagnose.api_error_text(data["status"], data["reason"], json.dumps(data["body"]))
+    assert text == "HTTP 500: no preferred addresses found; known addresses: []", text
+    cause, sentence = diagnose.log_read_cause(text, "p5-node-0")
+    assert cause == "kubelet_unreachable", sentence
+    assert sentence.startswith("the API server could not reach the kubelet of node p5-node-0 (HTTP 500: no preferred")
+    assert "port 10250" in diagnose.FIXES[cause]
+
+
+@pytest.mark.parametrize("error,cause", [
+    ('HTTP 403: pods "p" is forbidden: User "system:serviceaccount:ns:x" cannot get resource "pods/log"',
+     "log_forbidden"),
+    ('HTTP 404: pods "p" not found', "deleted"),
+    ("no answer within 120 s", "log_timeout"),
+    ("HTTP 500: etcdserver: request timed out", "log_other"),
+    ("ReadTimeoutError: read timed out", "log_other"),
+    ("", "log_other"),
+])
+def test_every_log_read_error_has_a_cause_with_a_fix(error, cause):
+    assert diagnose.log_read_cause(error)[0] == cause
+    assert cause in diagnose.FIXES
+
+
+def test_api_error_text_is_one_line_from_a_status_body_or_the_reason():
+    assert diagnose.api_error_text(403, "Forbidden", '{"kind": "Status", "message": "nope", "code": 403}') == \
+        "HTTP 403: nope"
+    assert diagnose.api_error_text(502, "Bad Gateway", "") == "HTTP 502: Bad Gateway"
+    assert diagnose.api_error_text(503, "Service Unavailable", "<html>down</html>") == "HTTP 503: <html>down</html>"
+    assert diagnose.api_error_text(500, None, None) == "HTTP 500: no message"
+
+
+def test_a_probe_pod_on_a_lost_node_ends_the_wait_and_the_result_names_the_node():
+    # recorded: a pod with the probe pods' lost-node tolerations on a node whose agent (kwok) was paused; the node
+    # lifecycle controller marked the node Unknown and the pod not ready (Ready False, ContainersReady True)
+    from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+    data = recorded("lost_node_pod")
+    pod, node = data["pod"], data["pod"]["spec"]["nodeName"]
+    assert [t.get("tolerationSeconds") for t in pod["spec"]["tolerations"]
+            if t.get("key") in diagnose.NOT_READY_TAINTS] == [30, 30]
+    marked_at = k8s.parse_time(next(c for c in pod["status"]["conditions"] if c["type"] == "Ready")["lastTransitionTime"])
+    # within the grace the wait goes on (a node may come back); past it, the wait ends on the pod
+    assert not k8s.pods_summary([pod], 1, 45, "probes", now=marked_at + 10, start_timeout_s=900)["settled"]
+    summary = k8s.pods_summary([pod], 1, 45, "probes", now=marked_at + 46, start_timeout_s=900)
+    assert summary["settled"] and not summary["ok"], summary["text"]
+    assert summary["states"][0]["problem"]["kind"] == "node_not_ready"
+    by_node = next(n for n in data["nodes"] if n["metadata"]["name"] == node)
+    assert diagnose.node_problem(by_node)[0] == "node_not_ready"
+    result = k8s.probe_results([], [{"node": node}], summary, [], 900, 1200, nodes=data["nodes"])[node]
+    assert "node %s is NotReady" % node in result["error"], result["error"]
+    assert result["hint"] == diagnose.FIXES["node_not_ready"]

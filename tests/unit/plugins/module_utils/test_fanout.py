@@ -43,6 +43,13 @@ def test_an_exception_is_reported_for_its_item_only():
     assert out[2]["value"] == 3
 
 
+def test_a_call_error_is_reported_as_its_own_sentence():
+    def call(_x):
+        raise _fanout.CallError("HTTP 500: the kubelet did not answer")
+
+    assert bounded_map(call, [1])[0]["error"] == "HTTP 500: the kubelet did not answer"
+
+
 def test_calls_past_the_deadline_are_timed_out_and_the_map_returns_on_time():
     release = threading.Event()
 

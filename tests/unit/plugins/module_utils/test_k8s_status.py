@@ -376,6 +376,19 @@ def test_pods_summary_probes_a_pod_pending_past_the_start_bound_is_stuck():
     assert summary["states"][0]["problem"]["message"] == "the pod did not start within 90 s"
 
 
+def test_pods_summary_probes_a_pod_its_node_controller_marked_not_ready_is_stuck():
+    # what MarkPodsNotReady leaves (k8s.io/kubernetes pkg/controller/util/node): Ready False, containers ready
+    marked = make_pod("a", "Running", node="p5-node-1", statuses=[running_status()], conditions=[
+        {"type": "Ready", "status": "False", "lastTransitionTime": stamp(NOW - 30)},
+        {"type": "ContainersReady", "status": "True"}])
+    summary = k8s.pods_summary([marked], expected=1, grace_s=10, want="probes", now=NOW)
+    assert summary["settled"] and summary["states"][0]["problem"]["kind"] == "node_not_ready"
+    assert summary["states"][0]["problem"]["hint"] == _diagnose.FIXES["node_not_ready"]
+    # within the grace, or in another wait, it is not a problem
+    assert not k8s.pods_summary([marked], expected=1, grace_s=60, want="probes", now=NOW)["settled"]
+    assert k8s.pods_summary([marked], expected=1, grace_s=10, want="finished", now=NOW)["problems"] == []
+
+
 def test_probe_not_started_puts_the_not_ready_node_before_what_it_did_to_the_pod():
     deleted = make_pod("rlsv-r-l0-a", "Running", node="p5-node-1", labels={"rlstack.io/target": "p5-node-1"},
                        statuses=[running_status()])

@@ -115,10 +115,18 @@ def test_a_probe_still_running_on_a_node_gone_not_ready_names_the_node():
 
 
 def test_a_log_that_could_not_be_read_says_so_and_names_the_permission():
-    res = k8s.probe_results([pod_log("p5-node-0", log="", error="ApiException: (403) Forbidden")], TARGETS[:1],
+    denied = 'HTTP 403: pods "rlsv-x-p5-node-0" is forbidden: cannot get resource "pods/log"'
+    res = k8s.probe_results([pod_log("p5-node-0", log="", error=denied)], TARGETS[:1],
                             start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
     assert res["p5-node-0"]["status"] == "no_output"
     assert "403" in res["p5-node-0"]["error"] and "pods/log" in res["p5-node-0"]["hint"]
+    # a kubelet that does not answer is not a permission problem (tests/unit/fixtures/k8s/kubelet_unreachable_log.json)
+    unreachable = ('HTTP 500: Get "https://localhost:32763/containerLogs/default/rlsv-x-p5-node-0/probe": '
+                   'net/http: TLS handshake timeout')
+    res = k8s.probe_results([pod_log("p5-node-0", log="", error=unreachable)], TARGETS[:1],
+                            start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
+    assert "could not reach the kubelet" in res["p5-node-0"]["error"], res
+    assert "port 10250" in res["p5-node-0"]["hint"] and "pods/log" not in res["p5-node-0"]["hint"]
 
 
 def test_a_pod_killed_before_its_probe_printed_is_crashed_or_no_output():
@@ -162,3 +170,24 @@ def test_probe_pods_makes_one_pod_per_target_from_the_rendered_one():
     # the rendered pod is not changed, and every pod is its own copy
     assert base["metadata"]["name"] == "rlsv-run-l0" and "nodeSelector" not in base["spec"]
     assert pods[0]["spec"]["tolerations"] is not pods[1]["spec"]["tolerations"]
+    lost = [t for t in pods[0]["spec"]["tolerations"] if t["key"] in k8s._diagnose.NOT_READY_TAINTS]
+    assert [t["tolerationSeconds"] for t in lost] == [30, 30]
+
+
+def test_a_probe_pod_tolerates_a_lost_node_for_30_s_unless_the_user_said_otherwise():
+    gpu = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    assert k8s.lost_node_tolerations([gpu]) == [gpu] + [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 30}]
+    # A blanket toleration (no key) matches the taints too, but the least tolerationSeconds among the matching
+    # ones wins (getMinTolerationTime), so ours still bound it.
+    blanket = {"operator": "Exists"}
+    assert [t.get("key") for t in k8s.lost_node_tolerations([blanket])] == [None] + list(k8s._diagnose.NOT_READY_TAINTS)
+    # The user's own toleration of a lost node stays as written, and only the other key is added.
+    theirs = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+              "tolerationSeconds": 600}
+    out = k8s.lost_node_tolerations([theirs])
+    assert out[0] == theirs and [t["key"] for t in out] == ["node.kubernetes.io/unreachable",
+                                                           "node.kubernetes.io/not-ready"]
+    assert k8s.lost_node_tolerations(None)[0]["tolerationSeconds"] == 30
