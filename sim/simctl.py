@@ -459,6 +459,13 @@ def cluster_nodes(p5_nodes: int) -> list:
     return out + rest
 
 
+def all_nodes_ready(core, count: int | None = None) -> bool:
+    """Every node Ready, and `count` of them when given."""
+    got = core.list_node(_request_timeout=10).items
+    return (count is None or len(got) == count) and all(
+        any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])) for n in got)
+
+
 def up(scenario: str, p5_nodes: int = 2) -> None:
     bins = ensure_built()
     if cluster_running() and (STATE / "ready").exists():
@@ -468,6 +475,11 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
                 "stop it first with `make sim-down`")
         log("cluster already running; reusing it")
         ensure_processes(bins)
+        # A fault test may have paused the nodes' agent or the API server past the node-monitor grace period
+        # (50 s): the nodes are NotReady until their next lease renewal, at most 10 s after it resumed.
+        client, api, _dyn = clients()
+        core = client.CoreV1Api(api)
+        wait_for("every node Ready", lambda: all_nodes_ready(core), 60)
         apply_scenario(scenario)
         print_usage()
         return
@@ -522,11 +534,7 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         apply(dyn, obj)
     (STATE / "nodes").write_text(f"{p5_nodes}\n")
 
-    def nodes_ready():
-        got = core.list_node().items
-        return len(got) == len(nodes) and all(
-            any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])) for n in got)
-    wait_for(f"{len(nodes)} Ready nodes", nodes_ready, 60 + len(nodes) // 2)
+    wait_for(f"{len(nodes)} Ready nodes", lambda: all_nodes_ready(core, len(nodes)), 60 + len(nodes) // 2)
 
     def crd_established():
         got = ext.read_custom_resource_definition("mpijobs.kubeflow.org")

@@ -33,9 +33,12 @@ api_client, core, batch, custom = _SIM.api_client, _SIM.core, _SIM.batch, _SIM.c
 @pytest.fixture(autouse=True)
 def _healthy():
     """Each fault test starts from the healthy scenario, with every process of the sim up (a fault before it
-    may have ended one: the MPI operator exits when its leader lease lapses during an API server stall)."""
+    may have ended one: the MPI operator exits when its leader lease lapses during an API server stall), and
+    leaves it so, every node Ready again (a pause past the 50 s node-monitor grace period leaves the nodes
+    NotReady until their next lease renewal), for the tests that follow."""
     simkit.simctl("up", "--scenario", "healthy")
     yield
+    simkit.simctl("up", "--scenario", "healthy")
 
 
 @pytest.fixture
