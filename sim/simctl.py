@@ -466,6 +466,30 @@ def all_nodes_ready(core, count: int | None = None) -> bool:
         any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])) for n in got)
 
 
+def resync_pod_readiness(core) -> int:
+    """Mark Ready again the running pods that the node lifecycle controller marked not ready while their node was
+    lost (MarkPodsNotReady: Ready False, ContainersReady still True). A kubelet that reconnects reports its pods'
+    status again and they are Ready; kwok sets a pod's conditions once, when it starts it, so a node lost past the
+    50 s grace period (tests/faults) would leave the DaemonSets' pods not ready for every later test."""
+    fixed = 0
+    for pod in core.list_pod_for_all_namespaces(_request_timeout=30).items:
+        conditions = {c.type: c for c in pod.status.conditions or []}
+        ready, containers = conditions.get("Ready"), conditions.get("ContainersReady")
+        if pod.status.phase != "Running" or not ready or ready.status != "False" or not containers \
+                or containers.status != "True":
+            continue
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        body = {"status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}]}}
+        try:
+            core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, body, _request_timeout=10)
+            fixed += 1
+        except Exception as exc:  # a pod deleted meanwhile
+            log(f"could not mark {pod.metadata.namespace}/{pod.metadata.name} Ready again: {exc}")
+    if fixed:
+        log(f"{fixed} pod(s) marked not ready while their node was lost are Ready again (the kubelet's resync)")
+    return fixed
+
+
 def up(scenario: str, p5_nodes: int = 2) -> None:
     bins = ensure_built()
     if cluster_running() and (STATE / "ready").exists():
@@ -480,6 +504,7 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         client, api, _dyn = clients()
         core = client.CoreV1Api(api)
         wait_for("every node Ready", lambda: all_nodes_ready(core), 60)
+        resync_pod_readiness(core)
         apply_scenario(scenario)
         print_usage()
         return

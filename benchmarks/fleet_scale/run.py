@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -47,17 +48,19 @@ def l0_row(report: dict) -> dict:
                 if level.get("id") == "l0_infrastructure")
 
 
-def sim_cpu_s() -> float:
-    """CPU seconds the simulated cluster's processes used so far (theirs and their reaped children's: the
-    probe replays), read from /proc: every process whose command line or environment names its state dir,
-    outside this benchmark's process group (ansible-playbook and its modules name the kubeconfig too)."""
+def sim_cpu_s() -> dict:
+    """CPU seconds the simulated cluster's processes used so far, by process name (theirs and their reaped
+    children's: the probe replays count to the node runtime, `simctl.py runtime`), read from /proc: every process
+    whose command line or environment names its state dir, outside this benchmark's process group
+    (ansible-playbook and its modules name the kubeconfig too)."""
     tick, mine = os.sysconf("SC_CLK_TCK"), os.getpgrp()
-    total = 0.0
+    total = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            named = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+            cmdline = (proc / "cmdline").read_bytes()
+            named = cmdline + (proc / "environ").read_bytes()
             if str(STATE).encode() not in named:
                 continue
             fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
@@ -65,13 +68,28 @@ def sim_cpu_s() -> float:
             continue
         if int(fields[2]) == mine:
             continue
-        total += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
+        argv = [a.decode(errors="replace") for a in cmdline.split(b"\0") if a]
+        # a Python process by what it runs (simctl.py runtime, relay, ...), a binary by its name
+        name = Path(argv[0]).name if argv else proc.name
+        if name.startswith("python") and len(argv) > 2:
+            name = "%s %s" % (Path(argv[1]).name, argv[2])
+        total[name] = total.get(name, 0.0) + sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
     return total
 
 
-def one_run(nodes: int) -> dict:
+def profile_lines(stdout: str, limit: int) -> list:
+    """The slowest tasks of ansible.posix.profile_tasks's recap (its last `limit` lines of `name --- 1.23s`)."""
+    lines = [line.strip() for line in stdout.splitlines() if re.search(r" -{3,} +[0-9.]+s$", line.strip())]
+    return lines[-limit:]
+
+
+def one_run(nodes: int, profile: int = 0) -> dict:
     with tempfile.TemporaryDirectory(prefix="rlsv-bench-") as tmp:
         env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), KUBECONFIG=str(STATE / "kubeconfig"))
+        if profile:  # the slowest tasks, next to the collection's own callbacks (ansible.cfg)
+            env.update(ANSIBLE_CALLBACKS_ENABLED="rlstack.validation.report,rlstack.validation.interrupt_cleanup,"
+                                                 "ansible.posix.profile_tasks",
+                       PROFILE_TASKS_TASK_OUTPUT_LIMIT=str(profile))
         t0, sim0, own0 = time.monotonic(), sim_cpu_s(), resource.getrusage(resource.RUSAGE_CHILDREN)
         cmd = [str(PLAYBOOK), "playbooks/validate.yml", "-i", "inventories/sim", "--tags", "l0",
                "-e", f"validation_report_dir={tmp}", "-e", f"validation_kubeconfig={STATE / 'kubeconfig'}"]
@@ -79,13 +97,17 @@ def one_run(nodes: int) -> dict:
         wall = time.monotonic() - t0
         own1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         controller_cpu = (own1.ru_utime - own0.ru_utime) + (own1.ru_stime - own0.ru_stime)
-        sim_cpu = sim_cpu_s() - sim0
+        sim1 = sim_cpu_s()
+        sim_by_process = {k: round(v - sim0.get(k, 0.0), 1) for k, v in sim1.items() if v - sim0.get(k, 0.0) >= 0.1}
+        sim_cpu = sum(sim_by_process.values())
         report = json.loads((Path(tmp) / "report.json").read_text())
     row = l0_row(report)
     return {"nodes": nodes, "rc": proc.returncode, "status": row.get("status"), "level_s": row.get("duration_s"),
             "wall_s": round(wall, 1), "checks": len(row.get("checks") or []),
             # where the 2 cores went: ansible-playbook and its modules, and the sim (API server, kwok, probe replays)
-            "controller_cpu_s": round(controller_cpu, 1), "sim_cpu_s": round(sim_cpu, 1)}
+            "controller_cpu_s": round(controller_cpu, 1), "sim_cpu_s": round(sim_cpu, 1),
+            "sim_cpu_by_process_s": dict(sorted(sim_by_process.items(), key=lambda kv: -kv[1])),
+            "slowest_tasks": profile_lines(proc.stdout, profile) if profile else []}
 
 
 def main() -> int:
@@ -93,6 +115,8 @@ def main() -> int:
     parser.add_argument("--nodes", default="2,16,64,256")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", help="write every run's figures to this file")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also record the N slowest tasks of each run (ansible.posix.profile_tasks)")
     args = parser.parse_args()
     counts = [int(n) for n in args.nodes.split(",")]
     runs = []
@@ -102,11 +126,13 @@ def main() -> int:
         sim("up", "--nodes", str(n))
         try:
             for i in range(args.repeat):
-                run = one_run(n)
+                run = one_run(n, args.profile)
                 runs.append(run)
                 print(f"    run {i + 1}: L0 {run['status']} in {run['level_s']} s of level time "
                       f"({run['wall_s']} s wall, rc {run['rc']}; CPU: controller {run['controller_cpu_s']} s, "
-                      f"simulated cluster {run['sim_cpu_s']} s)", flush=True)
+                      f"simulated cluster {run['sim_cpu_s']} s: {run['sim_cpu_by_process_s']})", flush=True)
+                for line in run["slowest_tasks"]:
+                    print(f"      {line}", flush=True)
         finally:
             sim("down")
     base = statistics.median(r["level_s"] for r in runs if r["nodes"] == counts[0])

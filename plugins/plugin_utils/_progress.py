@@ -119,8 +119,10 @@ def describe(result, what="", level="", elapsed_s=None, delay_s=None):
     delay = float(delay_s) if delay_s not in (None, "") else 0.0
     if elapsed_s is None:
         elapsed_s = attempts * delay
-    # Ansible reports retries as the number of attempts (the task's retries + 1), with a delay between two.
-    bound = max(retries - 1, 0) * delay if delay else 0
+    # Ansible reports retries as the number of attempts (the task's retries + 1), with a delay between two; a wait
+    # module that itself waits up to step_s per attempt (rlstack.validation.pod_wait) adds that to each.
+    step = float(result.get("step_s") or 0)
+    bound = max(retries - 1, 0) * (delay + step) if delay or step else 0
     if isinstance(result.get("resources"), list):
         detail = pods_progress(result["resources"])
     else:
