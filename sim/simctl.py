@@ -408,6 +408,19 @@ def kwok_env() -> dict:
             "KUBECONFIG": str(STATE / "kwok" / "kwokctl-kubeconfig")}
 
 
+# Up to this many p5 nodes the simulated nodes heartbeat as a kubelet does (sim/kwok.yaml.in says why).
+REAL_HEARTBEAT_MAX_NODES = 32
+
+
+def heartbeat_settings(p5_nodes: int) -> dict:
+    """kwokctl's heartbeatFactor for a cluster of `p5_nodes`, and the node status period it is applied to: the
+    kubelet's timing (factor 1, status every 50 s) up to REAL_HEARTBEAT_MAX_NODES, kwokctl's default factor 5 on
+    status every 10 s (also 50 s) beyond."""
+    if p5_nodes <= REAL_HEARTBEAT_MAX_NODES:
+        return {"SIM_HEARTBEAT_FACTOR": "1", "SIM_NODE_STATUS_MS": "50000"}
+    return {"SIM_HEARTBEAT_FACTOR": "5", "SIM_NODE_STATUS_MS": "10000"}
+
+
 def render(template: Path, out: Path, extra: dict) -> None:
     text = string.Template(template.read_text()).substitute({**os.environ, **extra})
     out.write_text(text)
@@ -514,7 +527,8 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         (STATE / sub).mkdir(parents=True, exist_ok=True)
     v = versions()
     cfg = STATE / "kwok.yaml"
-    render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"]})
+    render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"],
+                                       **heartbeat_settings(p5_nodes)})
     kwokctl = str(bins / "kwokctl")
     log("checking that kwokctl would download nothing (dry run)")
     dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],

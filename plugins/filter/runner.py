@@ -48,8 +48,9 @@ def admission_summary(objs, workloads=None, grace_s=None):
     return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=_grace(grace_s))
 
 
-def job_results(jobs, states, logs=None, stopped=None):
-    return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []), _plain(stopped or {}))
+def job_results(jobs, states, logs=None, stopped=None, gone=None):
+    return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []), _plain(stopped or {}),
+                           _plain(gone or {}))
 
 
 def probe_not_started(targets, ran, start_states, events=None, start_timeout_s=None, nodes=None, listed=True):

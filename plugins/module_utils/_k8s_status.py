@@ -687,15 +687,32 @@ def daemonset_summary(results):
 NO_JOB_STATE = {"settled": False, "complete": False, "failed": False, "pods": [], "problems": []}
 
 
-def job_results(jobs, states, logs, stopped=None):
+def jobs_gone(names, seen, present, stopped, gone):
+    """The Jobs of `names` that were seen during the watch and are not `present` now, that the watch did not stop
+    itself and did not already record as gone: deleted by someone else (rlstack.validation.job_watch)."""
+    return [n for n in names if n in seen and n not in present and n not in stopped and n not in gone]
+
+
+def gone_job_state(seen_after_s):
+    """The state of a Job someone else deleted while the level waited on it (job_watch's `gone`)."""
+    return {"settled": True, "complete": False, "failed": False, "pods": [],
+            "problems": [{"pod": "", "problem": {
+                "kind": "deleted", "reason": "Deleted",
+                "message": "the Job was deleted while the level waited on it, %s s into the wait, and not by this "
+                           "run" % seen_after_s,
+                "hint": _diagnose.FIXES["deleted"]}}]}
+
+
+def job_results(jobs, states, logs, stopped=None, gone=None):
     """{job name: {state, log, log_error}} for the runner's Jobs (runner/tasks/jobs.yml).
 
     `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the loop
     results of kubernetes.core.k8s_log over those states (each with `item.name`, the Job's name); `stopped`
     the rlstack.validation.job_watch module's {Job name: {log, seen_after_s}} of the Jobs it deleted
     because their log showed the run going past its one step (their state is "Stopped", their log the one
-    the watch read). A Job the API did not return gets NO_JOB_STATE; a Job without a pod gets the
-    log_error that says so.
+    the watch read); `gone` job_watch's {Job name: {seen_after_s}} of the Jobs someone else deleted (their
+    state names the deletion, gone_job_state). A Job the API did not return gets NO_JOB_STATE; a Job without
+    a pod gets the log_error that says so.
     """
     by_name = {}
     for state in states or []:
@@ -709,6 +726,10 @@ def job_results(jobs, states, logs, stopped=None):
                 "state": {"settled": True, "complete": False, "failed": True, "pods": [], "problems": [],
                           "reason": "Stopped", "message": "deleted %ss into the wait" % stop.get("seen_after_s")},
                 "log": stop.get("log") or "", "log_error": ""}
+            continue
+        if kname in (gone or {}) and kname not in by_name:
+            out[job.get("name")] = {"state": gone_job_state((gone[kname] or {}).get("seen_after_s")), "log": "",
+                                    "log_error": "the Job was deleted, so there is no log"}
             continue
         state = by_name.get(kname, dict(NO_JOB_STATE))
         found = [r for r in logs or [] if (r.get("item") or {}).get("name") == kname]

@@ -95,12 +95,17 @@ EXAMPLES = r"""
 
 RETURN = r"""
 settled:
-  description: Every Job's pod finished, could not run, or its Job was stopped.
+  description: Every Job's pod finished, could not run, or its Job was stopped or deleted.
   type: bool
   returned: always
 stopped:
   description: The Jobs deleted because their override did not take effect, by name, each with C(message),
     C(line), C(step), C(total), C(log) and C(seen_after_s) (seconds from the start of the watch).
+  type: dict
+  returned: always
+gone:
+  description: The Jobs of the run that disappeared during the watch without this watch deleting them (someone or
+    something else deleted them), by name, each with C(seen_after_s).
   type: dict
   returned: always
 elapsed_s:
@@ -155,7 +160,8 @@ def main():
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
     namespace, started = params["namespace"], time.time()
     watched = {j["name"]: j for j in params["jobs"] if contracts[j["name"]].get("step_patterns")}
-    stopped, settled = {}, False
+    stopped, gone, seen, settled = {}, {}, set(), False
+    names = [j["name"] for j in params["jobs"]]
     while True:
         pods = [api.sanitize_for_serialization(p) for p in core.list_namespaced_pod(
             namespace, label_selector=",".join(params["label_selectors"])).items]
@@ -176,13 +182,21 @@ def main():
             if found and phase == "Running":
                 batch.delete_namespaced_job(job, namespace, propagation_policy="Background")
                 stopped[job] = dict(found, log=log, seen_after_s=round(time.time() - started, 1))
-        left = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) not in stopped]
-        expected = len(params["jobs"]) - len(stopped)
+        # A Job of this run that is gone and that this watch did not delete was deleted by someone else (a
+        # cleanup script, another run's cleanup): its pods go with it, so without this the wait ran to its bound.
+        present = set(j.metadata.name for j in batch.list_namespaced_job(
+            namespace, label_selector=",".join(params["label_selectors"])).items)
+        seen |= present
+        for name in _k8s_status.jobs_gone(names, seen, present, stopped, gone):
+            gone[name] = {"seen_after_s": round(time.time() - started, 1)}
+        ended = set(stopped) | set(gone)
+        left = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) not in ended]
+        expected = len(params["jobs"]) - len(ended)
         settled = expected == 0 or _k8s_status.pods_summary(left, expected, params["grace_s"], "finished")["settled"]
         if settled or time.time() - started >= params["timeout_s"]:
             break
         time.sleep(params["poll_s"])
-    module.exit_json(changed=bool(stopped), settled=settled, stopped=stopped,
+    module.exit_json(changed=bool(stopped), settled=settled, stopped=stopped, gone=gone,
                      elapsed_s=round(time.time() - started, 1))
 
 

@@ -53,7 +53,9 @@ INTERRUPTS = [
 @pytest.mark.parametrize("tags,signum,group,via", INTERRUPTS)
 def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tmp_path, runs, tags, signum, group,
                                                          via):
-    run = faultkit.Run(tmp_path, tags, FAST, via=via)
+    # L6 evaluates the examples that have an `evaluation:` (inventories/sim: maniskill-openvlaoft, not FAST's)
+    extra = dict(FAST, validation_example="maniskill-openvlaoft") if tags == "l6" else FAST
+    run = faultkit.Run(tmp_path, tags, extra, via=via)
     runs.append(run)
     run.start()
     at = _first_pod(core, batch, custom, run)
@@ -300,4 +302,7 @@ def test_a_job_deleted_mid_wait_is_named(core, batch, custom, tmp_path, runs):
                     message=(level.get("reason") or "")[:300], seconds_to_verdict=round(run.ended - deleted_at, 1),
                     objects_left=len(left))
     assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
+    # named as a deletion (job_watch's `gone`), not as a Job that "did not finish within the wait" at its 60 s bound
+    assert "deleted while the level waited on it" in json.dumps(level), json.dumps(level)[:3000]
+    assert run.ended - deleted_at < 45, run.ended - deleted_at
     assert not left

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 
 REPO = Path(__file__).resolve().parents[4]
@@ -1024,6 +1025,25 @@ def test_job_results_a_job_the_api_did_not_return_and_without_pod():
     assert out["a"]["state"] is not k8s.NO_JOB_STATE
     assert out["a"]["log"] == "" and "no pod of the Job was found" in out["a"]["log_error"]
     assert k8s.job_results(None, None, None) == {}
+
+
+def test_a_job_someone_else_deleted_is_named_with_its_fix():
+    out = k8s.job_results([runner_job("a", "k"), runner_job("b", "k2")], [], [], gone={"k": {"seen_after_s": 12.5}})
+    problem = out["a"]["state"]["problems"][0]["problem"]
+    assert problem["kind"] == "deleted" and "12.5 s into the wait, and not by this run" in problem["message"]
+    assert problem["hint"] == _diagnose.FIXES["deleted"]
+    assert out["a"]["state"]["settled"] and "deleted" in out["a"]["log_error"]
+    assert out["b"]["state"] == k8s.NO_JOB_STATE  # not gone, not returned: as before
+    # the L5 judgement names the deletion, not a Job that "did not finish within the wait"
+    checks = _checks.log_checks("", out["a"]["state"], "", {"log_error": out["a"]["log_error"]})
+    assert checks[0]["name"] == "job" and "deleted while the level waited" in checks[0]["fail_msg"], checks
+    assert checks[0]["hint"] == _diagnose.FIXES["deleted"]
+
+
+def test_jobs_gone_are_those_seen_then_missing_that_the_watch_did_not_stop():
+    seen = {"a", "b", "c"}
+    assert k8s.jobs_gone(["a", "b", "c", "d"], seen, {"a"}, {"b": {}}, {}) == ["c"]
+    assert k8s.jobs_gone(["a", "b", "c"], seen, {"a"}, {"b": {}}, {"c": {}}) == []  # recorded once
 
 
 # --------------------------------------------------------------------------------------------- probe_not_started
