@@ -687,10 +687,11 @@ def daemonset_summary(results):
 NO_JOB_STATE = {"settled": False, "complete": False, "failed": False, "pods": [], "problems": []}
 
 
-def jobs_gone(names, seen, present, stopped, gone):
-    """The Jobs of `names` that were seen during the watch and are not `present` now, that the watch did not stop
-    itself and did not already record as gone: deleted by someone else (rlstack.validation.job_watch)."""
-    return [n for n in names if n in seen and n not in present and n not in stopped and n not in gone]
+def jobs_gone(names, present, stopped, gone):
+    """The Jobs of `names` (the runner created every one before the watch began, and a list reads them back
+    consistently) that are not `present` now, that the watch did not stop itself and did not already record as
+    gone: deleted by someone else (rlstack.validation.job_watch)."""
+    return [n for n in names if n not in present and n not in stopped and n not in gone]
 
 
 def gone_job_state(seen_after_s):

@@ -15,6 +15,7 @@ in the calls that reach the API server (plugins/modules/pod_wait.py).
 
 from __future__ import annotations
 
+import os
 import time
 
 
@@ -27,6 +28,31 @@ class WatchIdle(WatchExpired):
     """The watch was silent for the caller's read timeout. The pods are listed again: a watch request is not
     bounded by the API guard (it is meant to stay open), the list is, so a stalled API server ends the wait
     within the guard's bound instead of looking like pods that do not change."""
+
+
+def _parent_of(pid):
+    """The parent pid of `pid` from /proc (Linux), or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def orphan_check(levels=2, parent_of=_parent_of, pid=None):
+    """A function that says whether this process's ancestors of `levels` generations changed since now.
+
+    A module runs as `sh -c 'python AnsiballZ... && sleep 0'` under an Ansible worker, so its parent (the shell)
+    outlives a worker that an interrupted ansible-playbook took down; the shell's parent then changes (it is
+    reparented). Without /proc the check never fires."""
+    chain, current = [], os.getpid() if pid is None else pid
+    for _ in range(levels):
+        parent = parent_of(current)
+        if parent is None:
+            return lambda: False
+        chain.append((current, parent))
+        current = parent
+    return lambda: any(parent_of(child) != parent for child, parent in chain)
 
 
 def strip(pod, hidden=("managedFields",)):
@@ -46,13 +72,17 @@ def _ended(pod):
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_interval_s=0.5, watch_s=30):
+def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_interval_s=0.5, watch_s=30,
+           orphaned=lambda: False):
     """Follow pods until judge(pods)["settled"] or `step_s` seconds have passed.
 
     list_pods() -> (pods, resource_version); watch_pods(resource_version, timeout_s) -> iterable of events
     ({"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": dict}) that ends when the server ends the stream,
     or raises WatchIdle when it was silent for the caller's read timeout. An ERROR event with code 410, or
     WatchExpired (WatchIdle included) raised by either call, lists again. judge(pods) -> a dict with "settled".
+    orphaned() says that whoever waits on this call is gone (an interrupted ansible-playbook's worker): the wait
+    then returns at the next event or silence, so the module does not outlive the run (the interrupt watchdog
+    cleans up once the run has exited).
     Returns {"pods": [...] (in name order, managedFields left out), "summary": judge's last answer,
     "lists": n, "events": n, "judged": n}.
     """
@@ -73,7 +103,7 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
 
     relist()
     summary, judged_at = verdict(), clock()
-    while not summary.get("settled") and clock() - start < step_s:
+    while not summary.get("settled") and clock() - start < step_s and not orphaned():
         left = step_s - (clock() - start)
         try:
             for event in watch_pods(version, max(1, min(int(left), watch_s))):
@@ -97,6 +127,8 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
                     summary, judged_at = verdict(), clock()
                     if summary.get("settled") or clock() - start >= step_s:
                         break
+                if orphaned():
+                    break
         except WatchExpired:
             relist()
         # the stream ended (server timeout, idle): judge what is held now, unless a verdict ended it

@@ -160,7 +160,7 @@ def main():
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
     namespace, started = params["namespace"], time.time()
     watched = {j["name"]: j for j in params["jobs"] if contracts[j["name"]].get("step_patterns")}
-    stopped, gone, seen, settled = {}, {}, set(), False
+    stopped, gone, settled = {}, {}, False
     names = [j["name"] for j in params["jobs"]]
     while True:
         pods = [api.sanitize_for_serialization(p) for p in core.list_namespaced_pod(
@@ -186,8 +186,7 @@ def main():
         # cleanup script, another run's cleanup): its pods go with it, so without this the wait ran to its bound.
         present = set(j.metadata.name for j in batch.list_namespaced_job(
             namespace, label_selector=",".join(params["label_selectors"])).items)
-        seen |= present
-        for name in _k8s_status.jobs_gone(names, seen, present, stopped, gone):
+        for name in _k8s_status.jobs_gone(names, present, stopped, gone):
             gone[name] = {"seen_after_s": round(time.time() - started, 1)}
         ended = set(stopped) | set(gone)
         left = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) not in ended]

@@ -120,7 +120,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
 from ansible_collections.rlstack.validation.plugins.module_utils._fanout import pooled_core_api
 from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import pods_summary
-from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import WatchExpired, WatchIdle, follow
+from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import WatchExpired, WatchIdle, follow, orphan_check
 
 try:
     import kubernetes
@@ -179,8 +179,10 @@ def execute(module, core):
         return pods_summary(pods, expected=params["expected"], grace_s=params["grace_s"], want=params["want"],
                             start_timeout_s=params["start_timeout_s"])
 
+    # An interrupted run's worker is gone (Ctrl-C: ansible-playbook signals its workers, which lead sessions of their
+    # own, and this module's shell outlives them): stop within the watch's silence bound rather than step_s.
     t0 = time.monotonic()
-    seen = follow(list_pods, watch_pods, judge, params["step_s"])
+    seen = follow(list_pods, watch_pods, judge, params["step_s"], orphaned=orphan_check())
     return {"changed": False, "resources": seen["pods"], "summary": seen["summary"],
             "settled": bool(seen["summary"].get("settled")),
             "requests": {"lists": seen["lists"], "events": seen["events"], "judged": seen["judged"]},

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import WatchExpired, WatchIdle, follow, strip
+from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import WatchExpired, WatchIdle, follow, orphan_check, strip
 
 
 def pod(name, phase, version, uid=None):
@@ -198,3 +198,31 @@ def test_the_event_that_ends_the_last_pod_is_judged_at_once():
     out = follow(lambda: ([pod("a", "Running", 5), pod("b", "Running", 6)], "10"), watch, judge(2), 30,
                  clock=clock, min_interval_s=0.5)
     assert out["summary"]["ok"] and out["judged"] == 2 and clock.now < 0.05
+
+
+def test_an_orphaned_wait_returns_at_the_next_silence():
+    clock = Clock()
+    gone = {"worker": False}
+
+    def watch(_version, _timeout):
+        clock.now += 5
+        gone["worker"] = True  # the run was interrupted meanwhile
+        raise WatchIdle("Read timed out.")
+        yield  # pragma: no cover
+
+    out = follow(lambda: ([pod("a", "Running", 5)], "10"), watch, judge(1), 15, clock=clock,
+                 orphaned=lambda: gone["worker"])
+    assert clock.now == 5 and not out["summary"]["settled"]
+
+
+def test_orphan_check_fires_when_an_ancestor_is_reparented():
+    parents = {100: 50, 50: 10}  # the module, its shell, the Ansible worker
+    check = orphan_check(levels=2, parent_of=parents.get, pid=100)
+    assert not check()
+    parents[50] = 1  # the worker died: the shell was reparented
+    assert check()
+    assert not orphan_check(parent_of=lambda _pid: None, pid=100)()  # no /proc: never fires
+
+
+def test_orphan_check_on_this_process_reads_proc():
+    assert orphan_check()() is False
