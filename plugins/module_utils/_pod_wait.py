@@ -46,7 +46,7 @@ def orphan_check(levels=2, parent_of=_parent_of, pid=None):
     outlives a worker that an interrupted ansible-playbook took down; the shell's parent then changes (it is
     reparented). Without /proc the check never fires."""
     chain, current = [], os.getpid() if pid is None else pid
-    for _ in range(levels):
+    for _generation in range(levels):
         parent = parent_of(current)
         if parent is None:
             return lambda: False

@@ -162,8 +162,7 @@ def execute(module, core):
                 allow_watch_bookmarks=True, timeout_seconds=timeout_s, deserialize=False,
                 # the read timeout is the silence after which the pods are judged again
                 _request_timeout=(connect_s, connect_s))
-            for event in stream:
-                yield event
+            yield from stream
         except kubernetes.client.exceptions.ApiException as exc:
             if exc.status == 410:
                 raise WatchExpired(str(exc.reason)) from None

@@ -185,6 +185,7 @@ def main():
             pending_pod("node_not_ready", simkit.gpu_pod_body("on-not-ready"))
         finally:
             os.kill(kwok_pid, signal.SIGCONT)
+
     def case_lost_node():
         # A probe pod on a node lost mid-probe: kwok-controller (every simulated node's agent, which also serves
         # their logs) paused once the pod runs. kube-apiserver answers the log read with its own error reaching

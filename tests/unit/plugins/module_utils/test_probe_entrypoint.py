@@ -188,6 +188,6 @@ def test_a_probe_pod_tolerates_a_lost_node_for_30_s_unless_the_user_said_otherwi
     theirs = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
               "tolerationSeconds": 600}
     out = k8s.lost_node_tolerations([theirs])
-    assert out[0] == theirs and [t["key"] for t in out] == ["node.kubernetes.io/unreachable",
-                                                           "node.kubernetes.io/not-ready"]
+    assert out[0] == theirs
+    assert [t["key"] for t in out] == ["node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"]
     assert k8s.lost_node_tolerations(None)[0]["tolerationSeconds"] == 30
