@@ -517,6 +517,11 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         client, api, _dyn = clients()
         core = client.CoreV1Api(api)
         wait_for("every node Ready", lambda: all_nodes_ready(core), 60)
+        # without an address the API server cannot reach a node's logs (sim/kwok.yaml.in: kwok-controller's node-ip)
+        lost = [n.metadata.name for n in core.list_node(_request_timeout=10).items if not n.status.addresses]
+        if lost:
+            die(f"nodes without an address (their logs cannot be read): {', '.join(lost)}; restart the simulated "
+                "cluster with `make sim-down sim-up`")
         resync_pod_readiness(core)
         apply_scenario(scenario)
         print_usage()

@@ -2,7 +2,7 @@
 # Every test of the project, as `make test` runs it: lint, ansible-test sanity, unit tests, then the
 # tests that need the simulated cluster (smoke tests, ansible-runner/AWX tests, molecule scenarios, the fault
 # suite's representative subset: Ctrl-C during L3 and L5, an AWX cancel, a stalled API server, the lease-only
-# interrupt; the 8-node isolation case and the 32-node L0 run on clusters of their own). `make test-faults`,
+# interrupt; the 8-node L0 run with six bad nodes and the 8-node isolation case on a cluster of their own). `make test-faults`,
 # `make test-molecule`, `make test-isolate`, `make test-fleet`, `make test-sim-extended` and `make test-html`
 # run the rest.
 # The cluster is started for those and stopped afterwards, also when a test fails.

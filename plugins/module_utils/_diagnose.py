@@ -224,11 +224,11 @@ def api_error_text(status, reason, body):
 
 
 # A pod's log comes from its node's kubelet (port 10250, path /containerLogs/) through the API server, which
-# answers 500 with its own error when it cannot reach the kubelet: a connection error naming the URL (on the sim,
-# kwok v0.8.0 paused: `Get "https://localhost:32763/containerLogs/default/<pod>/probe?...": net/http: TLS
-# handshake timeout`), or, for a node whose status lists no address it can use, `no preferred addresses found;
-# known addresses: []` (k8s v1.34.4 pkg/util/node/node.go; recorded from the sim in
-# tests/unit/fixtures/k8s/kubelet_unreachable_log.json). On EKS the URL names the node's IP.
+# answers 500 with its own error when it cannot reach the kubelet: a connection error naming the URL (recorded
+# from the sim with kwok v0.8.0 paused, tests/unit/fixtures/k8s/kubelet_unreachable_log.json: `Get
+# "https://localhost:32763/containerLogs/<ns>/<pod>/main": net/http: TLS handshake timeout`), or, for a node
+# whose status lists no address it can use, `no preferred addresses found; known addresses: []` (k8s v1.34.4
+# pkg/util/node/node.go). On EKS the URL names the node's IP.
 _KUBELET_UNREACHABLE = re.compile(r"containerLogs/|:10250/|dial tcp|TLS handshake timeout|i/o timeout|"
                                   r"connection refused|no route to host|EOF|no preferred addresses found")
 

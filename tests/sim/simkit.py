@@ -37,6 +37,18 @@ def versions() -> dict:
     return out
 
 
+# The L0 GPU health scenarios (sim/scenarios.yaml) -> (every check that fails, all on the scenario's node; a word
+# the first one's hint must contain). tests/sim/test_sim_l0_health.py runs each alone, test_sim_fleet.py all at once.
+HEALTH_SCENARIOS = {
+    "row-remap-pending": (["remapped_rows_pending"], "reset"),
+    "nvlink-down": (["nvlink_links"], "replace"),
+    "pcie-degraded": (["pcie_width"], "replace"),
+    "ecc-uncorrectable": (["ecc_uncorrectable_volatile"], "reset"),
+    "driver-mismatch": (["driver_consistent"], "AMI"),
+    "gpu-condition": (["accelerated_hardware_ready", "gpu_operator_labels"], "repair"),
+}
+
+
 def scenario_table() -> dict:
     import yaml
     return yaml.safe_load((SIM / "scenarios.yaml").read_text())

@@ -15,17 +15,11 @@ import pytest
 
 import simkit
 
-pytestmark = pytest.mark.sim
+# Each scenario alone on the shared cluster (about a minute each): `make test-sim-extended`. `make test` runs them
+# all at once on 8 nodes (tests/sim/test_sim_fleet.py, scenario fleet-gpu-health-8).
+pytestmark = [pytest.mark.sim, pytest.mark.sim_extended]
 
-# scenario -> (every check that fails, all on the scenario's node; a word the first one's hint must contain)
-HEALTH_SCENARIOS = {
-    "row-remap-pending": (["remapped_rows_pending"], "reset"),
-    "nvlink-down": (["nvlink_links"], "replace"),
-    "pcie-degraded": (["pcie_width"], "replace"),
-    "ecc-uncorrectable": (["ecc_uncorrectable_volatile"], "reset"),
-    "driver-mismatch": (["driver_consistent"], "AMI"),
-    "gpu-condition": (["accelerated_hardware_ready", "gpu_operator_labels"], "repair"),
-}
+HEALTH_SCENARIOS = simkit.HEALTH_SCENARIOS
 
 
 def _run_l0(tmp_path):
