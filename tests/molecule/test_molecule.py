@@ -18,11 +18,13 @@ pytestmark = pytest.mark.molecule
 # Scenarios whose fault another test of `make test` already judges end to end: tests/sim/test_sim_l0_health.py
 # runs each L0 health fault (nvlink-down and driver-mismatch among them), tests/awx/test_awx_runner_sim.py runs
 # gpu-missing through ansible-runner, continue-on-error runs efa-missing, train-mixed runs train-fails' failing
-# Job beside two passing ones, and nccl-crash, socket-fallback and efa-nic-missing each run `--tags l3` alone
-# (what tags-l3 checks on a healthy cluster). `make test` leaves them out to stay within its time;
-# `make test-molecule` runs every scenario.
+# Job beside two passing ones, and nccl-crash runs `--tags l3` alone (what tags-l3 checks on a healthy cluster)
+# to a failing L3. socket-fallback and efa-nic-missing are L3 verdicts read from a launcher log, which
+# tests/unit judges on the real logs (tests/unit/fixtures/nccl) through the same parser and rules.
+# `make test` leaves them out to stay within its time; `make test-molecule` runs every scenario.
 EXTENDED = {"row-remap-pending", "pcie-degraded", "ecc-uncorrectable", "gpu-condition", "efa-missing",
-            "driver-mismatch", "gpu-missing", "nvlink-down", "train-fails", "tags-l3"}
+            "driver-mismatch", "gpu-missing", "nvlink-down", "train-fails", "tags-l3", "socket-fallback",
+            "efa-nic-missing"}
 
 
 def test_every_simulated_failure_has_a_scenario():
