@@ -14,7 +14,7 @@ description:
   - Lists the objects of each of O(kinds) in O(namespace) that O(label_selectors) select, deletes them in parallel
     (at most O(workers) requests at a time) with O(propagation_policy), then lists each kind again every O(poll_s)
     seconds until none is left or O(wait_timeout_s) has passed.
-  - Made for a level's cleanup: one module start instead of one M(kubernetes.core.k8s) call per kind.
+  - Made for a level's cleanup, one module start instead of one M(kubernetes.core.k8s) call per kind.
   - A kind the API server does not serve (a CRD that is not installed) is skipped and returned in RV(not_served).
   - A failed list or delete does not fail the task; it is returned in RV(errors), one line each, so the caller can
     say what was left. Needs C(list) and C(delete) on each kind in O(namespace) (no C(deletecollection)).
@@ -60,6 +60,9 @@ attributes:
   check_mode:
     support: full
     details: In check mode nothing is deleted; the objects that would be are returned in RV(left).
+  diff_mode:
+    support: none
+    details: It returns what it deleted (RV(deleted)), not a diff.
 seealso:
   - module: kubernetes.core.k8s
 """
