@@ -390,8 +390,9 @@ def log_checks(log, state, node, expect):
     detail = (state.get("reason") or "") + (": " + state.get("message") if state.get("message") else "")
     if exit_codes:
         detail += " (exit code %s)" % exit_codes[-1]
+    # A diagnosis of the job's state (e.g. the MPI operator not acting) carries its own fix.
     checks.append(check("job", node, "eq", outcome, "Complete", message=detail.strip(),
-                        hint="read the log lines below; fix the training script, image or data"))
+                        hint=state.get("hint") or "read the log lines below; fix the training script, image or data"))
     if not log:
         checks.append(check("log", node, "true", None, True, evidence_missing=True,
                             message=expect.get("log_error") or "the Job's log is empty",

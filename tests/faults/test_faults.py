@@ -268,7 +268,8 @@ def test_the_mpi_operator_down_is_named(core, batch, custom, tmp_path, runs):
     group = os.getpgid(operator)
     os.killpg(group, signal.SIGSTOP)
     try:
-        run = faultkit.Run(tmp_path, "l3", dict(FAST, l3_multi_gpu_mpijob_timeout_s=60))
+        # a bound far above the grace: the verdict must come from the operator check, not the bound
+        run = faultkit.Run(tmp_path, "l3", dict(FAST, l3_multi_gpu_mpijob_timeout_s=600))
         runs.append(run)
         run.start()
         rc = run.wait(400)
@@ -282,6 +283,8 @@ def test_the_mpi_operator_down_is_named(core, batch, custom, tmp_path, runs):
                     objects_left=len(left))
     assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
     assert "MPI operator" in text, text[:3000]
+    # named within the grace (10 s here) plus the level's own steps, long before the 600-s bound
+    assert run.ended - run.started < 180, run.ended - run.started
     assert not left
 
 

@@ -95,6 +95,11 @@ def test_the_runner_reads_an_mpijob_nobody_acted_on_as_the_operator_missing():
     assert "mpi-operator" in state["hint"]
     fresh = k8s.mpijob_state(mpijob, [], now=k8s.parse_time("2026-12-01T19:00:10Z"), grace_s=45)
     assert not fresh["settled"]
+    # the level's check carries the diagnosis and its fix, not the generic "read the log" hint
+    from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+    job = [c for c in _checks.log_checks("", state, "cluster", {}) if c["name"] == "job"][0]
+    assert job["actual"] == "Failed" and "MPI operator is not acting" in job["fail_msg"], job
+    assert job["hint"] == diagnose.FIXES["mpi_operator"], job
 
 
 def test_a_log_the_kubelet_could_not_serve_names_the_kubelet_not_a_permission():
