@@ -107,7 +107,16 @@ def one_run(nodes: int, profile: int = 0) -> dict:
             # where the 2 cores went: ansible-playbook and its modules, and the sim (API server, kwok, probe replays)
             "controller_cpu_s": round(controller_cpu, 1), "sim_cpu_s": round(sim_cpu, 1),
             "sim_cpu_by_process_s": dict(sorted(sim_by_process.items(), key=lambda kv: -kv[1])),
-            "slowest_tasks": profile_lines(proc.stdout, profile) if profile else []}
+            "slowest_tasks": profile_lines(proc.stdout, profile) if profile else [],
+            # a figure of a failing run is only worth something with the reason next to it
+            "failed_checks": failed_checks(row)}
+
+
+def failed_checks(row: dict, limit: int = 5) -> list:
+    """The first `limit` failing checks of a level row: node, check name, message (report.json schema)."""
+    failing = [c for c in row.get("checks") or [] if not c.get("passed")]
+    return ["%s %s: %s" % (c.get("node", ""), c.get("name", ""), (c.get("message") or c.get("fail_msg") or "")[:300])
+            for c in failing[:limit]] + (["... %d more" % (len(failing) - limit)] if len(failing) > limit else [])
 
 
 def main() -> int:
@@ -131,7 +140,7 @@ def main() -> int:
                 print(f"    run {i + 1}: L0 {run['status']} in {run['level_s']} s of level time "
                       f"({run['wall_s']} s wall, rc {run['rc']}; CPU: controller {run['controller_cpu_s']} s, "
                       f"simulated cluster {run['sim_cpu_s']} s: {run['sim_cpu_by_process_s']})", flush=True)
-                for line in run["slowest_tasks"]:
+                for line in run["failed_checks"] + run["slowest_tasks"]:
                     print(f"      {line}", flush=True)
         finally:
             sim("down")
