@@ -479,6 +479,26 @@ def all_nodes_ready(core, count: int | None = None) -> bool:
         any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])) for n in got)
 
 
+def daemonsets_settled(apps, core, timeout: float) -> None:
+    """Wait until the DaemonSet controller has placed a pod on every node it counts and kwok has started them:
+    each DaemonSet's counts alike three lists in a row, scheduled as desired, no DaemonSet pod Pending. At 256
+    nodes that takes tens of seconds after the add-ons are applied, and an L0 run earlier rightly failed ("130 of
+    133 pods ready", 2026-12-04). Readiness is not required: a scenario may make a plugin's pod not ready."""
+    seen = []
+
+    def settled():
+        counts = sorted((d.metadata.namespace, d.metadata.name, d.status.desired_number_scheduled or 0,
+                         d.status.current_number_scheduled or 0, d.status.number_ready or 0)
+                        for d in apps.list_daemon_set_for_all_namespaces(_request_timeout=30).items)
+        pending = [p for p in core.list_pod_for_all_namespaces(field_selector="status.phase=Pending",
+                                                               _request_timeout=30).items
+                   if any(o.kind == "DaemonSet" for o in p.metadata.owner_references or [])]
+        seen[:] = (seen + [counts])[-3:]
+        return (not pending and all(c[2] == c[3] for c in counts)
+                and len(seen) == 3 and seen[0] == seen[1] == seen[2])
+    wait_for("every DaemonSet's pods placed and started", settled, timeout, interval=1.0)
+
+
 def resync_pod_readiness(core) -> int:
     """Mark Ready again the running pods that the node lifecycle controller marked not ready while their node was
     lost (MarkPodsNotReady: Ready False, ContainersReady still True). A kubelet that reconnects reports its pods'
@@ -618,6 +638,7 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
     def pvc_bound():
         return core.read_namespaced_persistent_volume_claim("fsx-claim", "default").status.phase == "Bound"
     wait_for("fsx-claim to be Bound", pvc_bound, 60)
+    daemonsets_settled(client.AppsV1Api(api), core, 60 + len(nodes) // 2)
     (STATE / "ready").write_text(datetime.datetime.now(datetime.timezone.utc).isoformat() + "\n")
     print_usage()
 

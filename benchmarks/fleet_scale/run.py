@@ -42,26 +42,6 @@ def sim(*args: str) -> None:
                    stdout=subprocess.DEVNULL, env=dict(os.environ, SIM_STATE=str(STATE)))
 
 
-def daemonsets_settled(timeout_s: float = 180.0, poll_s: float = 2.0) -> float:
-    """Wait until every DaemonSet has its pod ready on every node it counts, the same count three lists in a row.
-
-    `simctl.py up` returns once the nodes exist; at 256 nodes the DaemonSet controller and kwok take tens of
-    seconds more to place and start a pod per node, and an L0 that reads them earlier rightly fails ("130 of
-    133 pods ready", 2026-12-04). The benchmark measures L0 on a settled cluster. Returns the seconds waited."""
-    from kubernetes import client, config  # the project's venv, as the playbook's
-    apps = client.AppsV1Api(config.new_client_from_config(str(STATE / "kubeconfig")))
-    t0, seen = time.monotonic(), []
-    while time.monotonic() - t0 < timeout_s:
-        counts = sorted((d.metadata.namespace, d.metadata.name, d.status.desired_number_scheduled or 0,
-                         d.status.number_ready or 0) for d in apps.list_daemon_set_for_all_namespaces(
-                             _request_timeout=(5, 30)).items)
-        seen = (seen + [counts])[-3:]
-        if len(seen) == 3 and seen[0] == seen[1] == seen[2] and all(c[2] == c[3] for c in counts):
-            return time.monotonic() - t0
-        time.sleep(poll_s)
-    raise SystemExit("the simulated cluster's DaemonSets did not settle within %.0f s: %s" % (timeout_s, seen[-1:]))
-
-
 def l0_row(report: dict) -> dict:
     """L0's row of a report.json (schema rlstack.validation report: clusters[].levels[])."""
     return next(level for cluster in report["clusters"] for level in cluster["levels"]
@@ -153,7 +133,6 @@ def main() -> int:
         print(f"==> {n} p5 nodes: starting the simulated cluster", flush=True)
         sim("down")
         sim("up", "--nodes", str(n))
-        print(f"    the DaemonSets settled in {daemonsets_settled():.1f} s", flush=True)
         try:
             for i in range(args.repeat):
                 run = one_run(n, args.profile)
