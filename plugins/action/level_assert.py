@@ -12,6 +12,22 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.rlstack.validation.plugins.module_utils._level_assert import argument_spec, judge
 
 
+def mergeable(data):
+    """The statistics `data` as a value the run's aggregate statistics merge.
+
+    ansible-core 2.19 merges a statistic only into a value of the same type (executor/stats.py,
+    update_custom_stats: `isinstance(what, type(stored))`), and what ansible.builtin.set_stats stores carries tags
+    (an _AnsibleTaggedDict): a plain dict published after the run's plan would be dropped without a word. A tagged
+    dict is an instance of both. Before 2.19 nothing is tagged, and the plain dict merges."""
+    try:
+        from ansible._internal._datatag._tags import Origin
+        from ansible.module_utils._internal._datatag import AnsibleTagHelper
+    except ImportError:
+        return data
+    origin = Origin(description="<rlstack.validation.level_assert publish_host>")
+    return dict((key, AnsibleTagHelper.tag(value, origin)) for key, value in data.items())
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -24,6 +40,8 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="level_assert: " + "; ".join(validated.error_messages))
             return result
         outcome = judge(validated.validated_parameters)
+        if "ansible_stats" in outcome:
+            outcome["ansible_stats"]["data"] = mergeable(outcome["ansible_stats"]["data"])
         result.update(outcome)
         if not outcome["failed"]:
             result.pop("failed")

@@ -65,6 +65,21 @@ def _collections_root():
     return os.path.abspath(os.path.join(path, *([os.pardir] * 7)))
 
 
+# The results this callback reads: kubernetes.core.k8s (the anchor Job, the namespace) and the set_fact that carries
+# the cleanup's cluster access. Reading any other result makes ansible-core 2.19 convert the whole of it for this
+# callback (executor/task_result.py, CallbackTaskResult.result): over 256 nodes a node list or the checks of a level,
+# seconds for nothing (docs/performance.md).
+_K8S_ACTIONS = frozenset(("kubernetes.core.k8s", "k8s"))
+_SET_FACT_ACTIONS = frozenset(("ansible.builtin.set_fact", "set_fact"))
+
+
+def _may_concern_the_run(task):
+    action = getattr(task, "action", None)
+    if action in _K8S_ACTIONS:
+        return True
+    return action in _SET_FACT_ACTIONS and "runner_cleanup_auth" in (getattr(task, "args", None) or {})
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -116,6 +131,8 @@ class CallbackModule(CallbackBase):
         return True
 
     def v2_runner_on_ok(self, result):
+        if not _may_concern_the_run(result.task):
+            return
         res = getattr(result, "_result", None) or {}
         host = result._host.get_name()
         args = (res.get("invocation") or {}).get("module_args") or {}

@@ -10,6 +10,7 @@ module run costs a Python start and an import of the collection on the host for 
 
 from __future__ import annotations
 
+from ansible_collections.rlstack.validation.plugins.module_utils._bad_nodes import findings
 from ansible_collections.rlstack.validation.plugins.module_utils._checks import nccl_checks, nccl_sweep
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
     OPS,
@@ -88,11 +89,19 @@ def argument_spec():
         started=dict(type="float"),
         duration_s=dict(type="float"),
         report_only=dict(type="bool", default=False),
+        node_names=dict(type="list", elements="str", default=[]),
+        attach=dict(type="dict", default={}),
+        publish_host=dict(type="str", default=""),
     )
 
 
+# The statistic the report callback and AWX read (plugins/callback/report.py).
+STATS_KEY = "rlstack_validation"
+
+
 def judge(params):
-    """The level result of validated parameters: {failed, msg, result, failed_checks}."""
+    """The level result of validated parameters: {failed, msg, result or ansible_stats, verdict, findings,
+    failed_checks}."""
     result = build_level_result(
         params["id"],
         level=params["level"],
@@ -104,5 +113,29 @@ def judge(params):
         started=params["started"],
     )
     result["sweeps"] = [sweep for sweep in (nccl_sweep(item) for item in params["nccl"]) if sweep]
-    return {"failed": result["status"] == "FAIL" and not params["report_only"], "msg": summary_message(result),
-            "result": result, "failed_checks": failed_lines(result)}
+    attach = params.get("attach") or {}
+    clash = sorted(set(attach) & set(result))
+    if clash:
+        return {"failed": True, "msg": "level_assert: attach may not replace the result's own fields (%s)"
+                % ", ".join(clash), "failed_checks": []}
+    result.update(attach)
+    outcome = {"failed": result["status"] == "FAIL" and not params["report_only"], "msg": summary_message(result),
+               "failed_checks": failed_lines(result), "verdict": verdict(result),
+               "findings": findings(result, params.get("node_names") or [])}
+    if params.get("publish_host"):
+        # What ansible.builtin.set_stats (per_host: false, aggregate) records, without templating the result again.
+        outcome["ansible_stats"] = {"data": {STATS_KEY: {params["publish_host"]: {"levels": {result["id"]: result}}}},
+                                    "per_host": False, "aggregate": True}
+    else:
+        outcome["result"] = result
+    return outcome
+
+
+def verdict(result):
+    """The level result with only its failed checks and nodes: what later steps read (status, reason, summary,
+    failed checks, sweeps), at a size that does not grow with the passing checks (8,000 of them over 256 nodes)."""
+    out = dict(result)
+    out["checks"] = [entry for entry in result.get("checks") or [] if not entry.get("passed")]
+    out["nodes"] = dict((name, info) for name, info in (result.get("nodes") or {}).items()
+                        if info.get("status") != "PASS")
+    return out

@@ -271,6 +271,26 @@ options:
       - Return the verdict without failing the task when checks fail.
     type: bool
     default: false
+  node_names:
+    description:
+      - The names of the cluster's nodes. RV(findings) lists the failed checks that name one of them.
+    type: list
+    elements: str
+    default: []
+  attach:
+    description:
+      - Fields added to the result as they are, for example the GPU time the level held (C(gpu)) and the stack
+        it saw (C(fingerprint)). A key may not name one of the result's own fields.
+    type: dict
+    default: {}
+  publish_host:
+    description:
+      - When set, the result is recorded in the run's statistics as C(rlstack_validation.<publish_host>.levels.<id>),
+        what M(ansible.builtin.set_stats) with C(per_host=false) records and the report callback and AWX read, and
+        RV(result) is not returned (RV(verdict) is). The whole result then never passes through a template again:
+        over 256 nodes it holds some 8,000 checks.
+    type: str
+    default: ""
 notes:
   - The module never changes anything and returns C(changed=false), in check mode too.
   - Failing with M(ansible.builtin.fail) semantics still returns RV(result) and RV(failed_checks), so a
@@ -323,6 +343,19 @@ EXAMPLES = r"""
           tolerance: 0.1
   register: _phase0_efa_verdict
 
+- name: Judge a level and record it in the run's statistics (no set_stats task that templates it again)
+  rlstack.validation.level_assert:
+    id: l0_infrastructure
+    level: L0
+    name: Infrastructure
+    checks: "{{ l0_infrastructure_checks }}"
+    report_only: true
+    node_names: "{{ runner_gpu_nodes | map(attribute='node') | list }}"
+    attach:
+      gpu: "{{ runner_level_gpu }}"
+    publish_host: "{{ inventory_hostname }}"
+  register: _l0_verdict
+
 - name: Record the level even when it failed
   ansible.builtin.set_stats:
     per_host: false
@@ -335,7 +368,7 @@ RETURN = r"""
 result:
   description:
     - The level result of C(docs/architecture.md), the shape the report callback and AWX read.
-  returned: always
+  returned: unless O(publish_host) is set
   type: dict
   contains:
     id:
@@ -415,6 +448,21 @@ result:
           instance_type: p5.48xlarge
           points: [{size: 1073741824, busbw: 437.2}]
           floors: [{size: 1073741824, floor: 100.0}]
+verdict:
+  description:
+    - RV(result) with only its failed checks (C(checks)) and failed nodes (C(nodes)), and the same other fields:
+      what later tasks read, at a size that does not grow with the passing checks.
+  returned: always
+  type: dict
+  sample: {id: l0_infrastructure, level: L0, status: PASS, reason: "", checks: [], nodes: {}}
+findings:
+  description:
+    - "The bad-node findings: one C({node, level, check, reason}) per failed check that names one of O(node_names).
+      Warnings and checks that could not collect their evidence are not findings."
+  returned: always
+  type: list
+  elements: dict
+  sample: [{node: p5-node-1, level: L0, check: gpu_count, reason: "L0 gpu_count expected 8, saw 7"}]
 failed_checks:
   description: "One line per failed check: C(- <node>: <name> expected <x>, saw <y> — <hint>)."
   returned: always

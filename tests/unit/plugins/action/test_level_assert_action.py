@@ -80,3 +80,82 @@ def test_bad_arguments_are_one_sentence(tmp_path):
     verdict = _play(tmp_path, checks=[{"node": "x"}])[0]
     assert verdict["failed"] is True
     assert verdict["msg"].startswith("level_assert: ") and "name" in verdict["msg"] and "\n" not in verdict["msg"]
+
+
+PUBLISH_PLAY = """
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    # the run's plan first, as roles/runner/tasks/plan.yml publishes it: set_stats stores tagged values, and
+    # ansible-core merges a later statistic only into a value of the same type
+    - name: Publish the plan
+      ansible.builtin.set_stats:
+        per_host: false
+        data:
+          rlstack_validation: "{{ {'sim-eks': {'run_id': 'r1'}} }}"
+    - name: Judge and publish L1
+      rlstack.validation.level_assert:
+        id: l1_runtime
+        level: L1
+        name: Runtime
+        order: 1
+        checks: [{name: torch, actual: true, expected: true}]
+        publish_host: sim-eks
+    - name: Judge and publish L0
+      rlstack.validation.level_assert:
+        id: l0_infrastructure
+        level: L0
+        name: Infrastructure
+        order: 0
+        checks: "{{ checks }}"
+        report_only: true
+        node_names: [p5-node-0, p5-node-1]
+        attach: "{{ attach }}"
+        publish_host: sim-eks
+      register: verdict
+      ignore_errors: true
+    - name: Keep it
+      ansible.builtin.copy:
+        content: "{{ verdict | to_json }}"
+        dest: "{{ out }}"
+        mode: "0644"
+"""
+
+
+def _publish(tmp_path, attach):
+    playbook = tmp_path / "validate_publish.yml"
+    playbook.write_text(PUBLISH_PLAY)
+    out, report = tmp_path / "verdict.json", tmp_path / "report"
+    args = {"checks": CHECKS, "attach": attach, "out": str(out), "ansible_python_interpreter": sys.executable}
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+               RLSTACK_REPORT_DIR=str(report), RLSTACK_REPORT_HTML="false")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(playbook), "-i", "localhost,",
+                           "-e", json.dumps(args)], cwd=str(REPO), env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert out.exists(), (proc.stdout + proc.stderr)[-3000:]
+    return json.loads(out.read_text()), report, proc
+
+
+def test_a_published_result_reaches_the_report_whole_and_the_task_keeps_the_verdict(tmp_path):
+    gpu = [{"pods": 1, "gpu_seconds": 16.0, "gpu_minutes": 0.27,
+            "by_instance_type": {"p5.48xlarge": {"gpu_seconds": 16.0, "gpu_minutes": 0.27, "nodes": ["p5-node-1"]}}}]
+    verdict, report, proc = _publish(tmp_path, {"gpu": gpu, "fingerprint": {"nccl": "2.27.7"}})
+    assert "result" not in verdict and "ansible_stats" in verdict
+    # the verdict: the failed check only, the failed node only, the attached fields; the findings name the node
+    assert [c["node"] for c in verdict["verdict"]["checks"]] == ["p5-node-1"]
+    assert list(verdict["verdict"]["nodes"]) == ["p5-node-1"] and verdict["verdict"]["fingerprint"]["nccl"] == "2.27.7"
+    assert [(f["node"], f["check"]) for f in verdict["findings"]] == [("p5-node-1", "gpu_count")]
+    # the report callback read the whole result from the run's statistics, passing check included
+    rows = dict((level["id"], level) for cluster in json.loads((report / "report.json").read_text())["clusters"]
+                for level in cluster["levels"])
+    assert rows["l1_runtime"]["status"] == "PASS", proc.stdout[-2000:]
+    row = rows["l0_infrastructure"]
+    assert row["status"] == "FAIL" and [c["passed"] for c in row["checks"]] == [True, False], proc.stdout[-2000:]
+    assert row["gpu"]["gpu_seconds"] == 16.0  # the report's sum of the attached GPU time
+
+
+def test_attach_may_not_replace_a_field_of_the_result(tmp_path):
+    verdict = _publish(tmp_path, {"status": "PASS"})[0]
+    assert verdict["failed"] is True and "ansible_stats" not in verdict
+    assert verdict["msg"] == "level_assert: attach may not replace the result's own fields (status)"
