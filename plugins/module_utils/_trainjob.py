@@ -171,7 +171,13 @@ def trainjob_state(trainjob, pods=None, now=None, grace_s=k8s.PROBLEM_GRACE_S, w
     conds = {c.get("type"): c for c in k8s._conditions(trainjob) if c.get("status") == "True"}
     summary = k8s.pods_summary(pods or [], expected=None, grace_s=grace_s, want="running", now=now)
     failed = conds.get("Failed")
-    state = {"name": k8s._meta(trainjob).get("name", ""), "complete": "Complete" in conds, "failed": bool(failed),
+    # The controller has taken the TrainJob on: it copied the JobSet's replicatedJobsStatus (every replicated Job,
+    # set by the JobSet controller's first reconcile) into jobsStatus, or recorded a condition (Suspended, Failed
+    # for an unsupported runtime) (trainer v2.3.0 pkg/controller/trainjob_controller.go Reconcile,
+    # pkg/runtime/framework/plugins/jobset/jobset.go Status; jobset v0.12.0 updateReplicatedJobsStatuses).
+    taken = bool((trainjob.get("status") or {}).get("jobsStatus")) or bool(k8s._conditions(trainjob))
+    state = {"name": k8s._meta(trainjob).get("name", ""), "taken": taken, "complete": "Complete" in conds,
+             "failed": bool(failed),
              "reason": (failed or {}).get("reason") or "", "message": (failed or {}).get("message") or "",
              "pods": summary["states"], "problems": summary["problems"], "source": "TrainJob status"}
     k8s.launcher_outcome(state, summary["states"], "TrainJob", role=LAUNCHER)

@@ -288,6 +288,30 @@ def test_the_mpi_operator_down_is_named(core, batch, custom, tmp_path, runs):
     assert not left
 
 
+def test_the_trainer_down_is_named(core, batch, custom, tmp_path, runs):
+    """L3 as a Kubeflow Trainer TrainJob with the Trainer (and JobSet) controller paused: no jobsStatus, no pods."""
+    trainer = faultkit.sim_pid("trainer")
+    os.kill(trainer, signal.SIGSTOP)
+    try:
+        run = faultkit.Run(tmp_path, "l3", dict(FAST, l3_multi_gpu_mpijob_timeout_s=600,
+                                                l3_multi_gpu_launcher="trainjob"))
+        runs.append(run)
+        run.start()
+        rc = run.wait(400)
+    finally:
+        os.kill(trainer, signal.SIGCONT)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
+    level = run.level("l3_multi_gpu")
+    text = json.dumps(level)
+    faultkit.record("Trainer controller stopped during L3 (TrainJob)", verdict=level.get("status"),
+                    message=(level.get("reason") or "")[:300], seconds_to_verdict=round(run.ended - run.started, 1),
+                    objects_left=len(left))
+    assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
+    assert "Trainer controller is not acting" in text and "trainer-controller-manager" in text, text[:3000]
+    assert run.ended - run.started < 180, run.ended - run.started
+    assert not left
+
+
 def test_a_job_deleted_mid_wait_is_named(core, batch, custom, tmp_path, runs):
     run = faultkit.Run(tmp_path, "l5", dict(FAST, l5_training_step_timeout_s=60))
     runs.append(run)

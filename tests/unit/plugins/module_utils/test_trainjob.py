@@ -130,6 +130,16 @@ def test_a_trainjob_nobody_acts_on_is_named_after_the_grace():
     assert state["failed"] and state["reason"] == "TrainerNotActing" and "trainer-controller-manager" in state["hint"]
 
 
+def test_a_trainjob_is_taken_on_once_the_trainer_copied_the_jobsets_status_or_set_a_condition():
+    assert not _trainjob.trainjob_state(trainjob(), [], now=NOW)["taken"]
+    zeros = {"name": "node", "ready": 0, "succeeded": 0, "failed": 0, "active": 0, "suspended": 0}
+    assert _trainjob.trainjob_state(trainjob(jobsStatus=[zeros]), [], now=NOW)["taken"]
+    suspended = {"type": "Suspended", "status": "True", "reason": "Suspended", "message": "TrainJob is suspended"}
+    assert _trainjob.trainjob_state(trainjob([suspended]), [], now=NOW)["taken"]
+    # nothing read yet (the TrainJob not found): not taken
+    assert not _trainjob.trainjob_state({}, [], now=NOW)["taken"]
+
+
 def test_a_suspended_trainjob_is_not_admitted():
     obj = trainjob()
     obj["spec"]["suspend"] = True
