@@ -287,7 +287,7 @@ options:
     description:
       - When set, the result is recorded in the run's statistics as C(rlstack_validation.<publish_host>.levels.<id>),
         what M(ansible.builtin.set_stats) with C(per_host=false) records and the report callback and AWX read, and
-        RV(result) is not returned (RV(verdict) is). The whole result then never passes through a template again:
+        RV(result) is not returned (RV(verdict) is). The whole result then never passes through a template again;
         over 256 nodes it holds some 8,000 checks.
     type: str
     default: ""
@@ -450,7 +450,7 @@ result:
           floors: [{size: 1073741824, floor: 100.0}]
 verdict:
   description:
-    - RV(result) with only its failed checks (C(checks)) and failed nodes (C(nodes)), and the same other fields:
+    - RV(result) with only its failed checks (C(checks)) and failed nodes (C(nodes)), and the same other fields;
       what later tasks read, at a size that does not grow with the passing checks.
   returned: always
   type: dict
