@@ -687,22 +687,44 @@ def print_usage() -> None:
     print(f"Use it with: export KUBECONFIG={kubeconfig()}   (then the kubernetes.core modules or any client)")
 
 
+def process_cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def component_processes() -> list:
+    """(pid, command line) of every live process a pid file of the kwokctl cluster names."""
+    found = []
+    for pidfile in (STATE / "kwok").glob("clusters/*/pids/*.pid"):
+        try:
+            pid = int(pidfile.read_text().strip())
+        except (ValueError, OSError):
+            continue
+        if alive(pid):
+            found.append((pid, process_cmdline(pid)))
+    return found
+
+
 def down(quiet: bool = False) -> None:
     for name in ("trainer", "mpi-operator", "apiserver-relay", "runtime"):
         stop_process(name)
     bins = bin_dir()
+    # The components as their pid files name them now (a fault test may have restarted one), read before kwokctl
+    # removes the files: kwokctl moves on when a component outlives its stop signal (a kube-apiserver restarted by
+    # tests/faults once did, for 11 minutes, holding the API server's port).
+    components = component_processes()
     if (STATE / "kwok" / "clusters" / CLUSTER).exists() and (bins / "kwokctl").exists():
         subprocess.run([str(bins / "kwokctl"), "delete", "cluster", "--name", CLUSTER,
                         "--kubeconfig", str(STATE / "kwok" / "kwokctl-kubeconfig")], env=kwok_env(),
                        capture_output=True, text=True, timeout=120, check=False)
-    # Anything kwokctl left (it kills by its own pid files) goes by those pid files too.
-    for pidfile in (STATE / "kwok").glob("clusters/*/pids/*.pid"):
-        try:
-            pid = int(pidfile.read_text().strip())
-            if alive(pid):
+    for pid, cmdline in components:
+        if alive(pid) and process_cmdline(pid) == cmdline:  # still that process, not a reused pid
+            try:
                 os.kill(pid, signal.SIGKILL)
-        except (ValueError, OSError):
-            pass
+            except OSError:
+                pass
     if STATE.exists():
         shutil.rmtree(STATE, ignore_errors=True)
     if not quiet:
