@@ -18,7 +18,7 @@ class _HoldsTemplate(Exception):
 def plain(value):
     """Deep copy as builtin types (Ansible 2.19's tagged and lazy values become dict/list/str/int/float)."""
     stored = _stored_values(value)
-    return stored if stored is not _NOT_STORED else _plain(value)
+    return stored if stored is not _NOT_STORED else _copy(value, stored=False)
 
 
 _NOT_STORED = object()
@@ -37,12 +37,15 @@ def _stored_values(value):
     if not callable(copy):
         return _NOT_STORED
     try:
-        return _builtin(copy())
+        return _copy(copy(), stored=True)
     except _HoldsTemplate:
         return _NOT_STORED
 
 
-def _builtin(value):
+def _copy(value, stored):
+    """`value` as builtin types. stored: `value` was read from a lazy container's storage without templating, so a
+    string that may be a template, or an object only the templar knows (a marker of an undefined value), raises
+    _HoldsTemplate, and a nested lazy container is read from its storage too."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -50,34 +53,18 @@ def _builtin(value):
     if isinstance(value, float):
         return float(value)
     if isinstance(value, str):
-        if "{" in value and any(mark in value for mark in _TEMPLATE_MARKS):
+        if stored and "{" in value and any(mark in value for mark in _TEMPLATE_MARKS):
             raise _HoldsTemplate()
         return str(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
-    nested = getattr(value, "_non_lazy_copy", None)
+    nested = getattr(value, "_non_lazy_copy", None) if stored else None
     if callable(nested):
         value = nested()
     if isinstance(value, dict) or hasattr(value, "items"):
-        return dict((str(k), _builtin(v)) for k, v in value.items())
+        return dict((str(k), _copy(v, stored)) for k, v in value.items())
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_builtin(v) for v in value]
-    raise _HoldsTemplate()  # an object the templar may know how to render (a marker of an undefined value)
-
-
-def _plain(value):
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
+        return [_copy(v, stored) for v in value]
+    if stored:
+        raise _HoldsTemplate()
     return str(value)

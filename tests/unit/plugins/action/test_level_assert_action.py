@@ -39,19 +39,25 @@ PLAY = """
 """
 
 
-def _play(tmp_path, **extra):
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAY)
+def _ansible_playbook(tmp_path, name, play, args, **env):
+    """Run `play` against localhost with `args` as extra vars; (the registered verdict or None, the process)."""
+    playbook = tmp_path / name
+    playbook.write_text(play)
     out = tmp_path / "verdict.json"
-    args = {"checks": CHECKS, "report_only": False, "out": str(out), "ansible_python_interpreter": sys.executable,
-            **extra}
+    args = dict(args, out=str(out), ansible_python_interpreter=sys.executable)
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
-               ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TMP=str(tmp_path / "rtmp"))
+               **env)
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(playbook), "-i", "localhost,",
                            "-e", json.dumps(args)], cwd=str(REPO), env=env, capture_output=True, text=True,
                           timeout=120, check=False)
+    return (json.loads(out.read_text()) if out.exists() else None), proc
+
+
+def _play(tmp_path, **extra):
+    verdict, proc = _ansible_playbook(tmp_path, "play.yml", PLAY, dict({"checks": CHECKS, "report_only": False}, **extra),
+                                      ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TMP=str(tmp_path / "rtmp"))
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    return json.loads(out.read_text()), tmp_path / "rtmp"
+    return verdict, tmp_path / "rtmp"
 
 
 def test_the_action_plugin_judges_like_the_module_without_running_a_module(tmp_path):
@@ -124,17 +130,11 @@ PUBLISH_PLAY = """
 
 
 def _publish(tmp_path, attach):
-    playbook = tmp_path / "validate_publish.yml"
-    playbook.write_text(PUBLISH_PLAY)
-    out, report = tmp_path / "verdict.json", tmp_path / "report"
-    args = {"checks": CHECKS, "attach": attach, "out": str(out), "ansible_python_interpreter": sys.executable}
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
-               RLSTACK_REPORT_DIR=str(report), RLSTACK_REPORT_HTML="false")
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(playbook), "-i", "localhost,",
-                           "-e", json.dumps(args)], cwd=str(REPO), env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
-    assert out.exists(), (proc.stdout + proc.stderr)[-3000:]
-    return json.loads(out.read_text()), report, proc
+    report = tmp_path / "report"
+    verdict, proc = _ansible_playbook(tmp_path, "validate_publish.yml", PUBLISH_PLAY, {"checks": CHECKS, "attach": attach},
+                                      RLSTACK_REPORT_DIR=str(report), RLSTACK_REPORT_HTML="false")
+    assert verdict is not None, (proc.stdout + proc.stderr)[-3000:]
+    return verdict, report, proc
 
 
 def test_a_published_result_reaches_the_report_whole_and_the_task_keeps_the_verdict(tmp_path):
