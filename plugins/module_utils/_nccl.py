@@ -55,6 +55,8 @@ MAX_STREAMS = 4096              # distinct output streams (rank labels) tracked
 MAX_RANK_INDEXES = 1 << 16      # distinct rank indexes remembered from rank lists
 MAX_NET_CHANNELS = 2048         # NET channel lines read for the network name and GPUDirect RDMA
 BINARY_SNIFF_BYTES = 8192       # a NUL byte in the first block of this size means "binary"
+MAX_JSON_BYTES = 64 << 20       # a standalone nccl-tests JSON file (-J) is one document, read whole
+MAX_JSON_FILES = 256            # *.json files read from a directory (in name order; the rest are counted)
 
 COLLECTIVES = (
     "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast",
@@ -533,6 +535,14 @@ class NcclLogParser(object):
         if self._facts(text):
             return
         self._signatures(text, line_no)
+
+    @property
+    def json_error(self):
+        return self._json_error
+
+    def tests_json(self, text, line_no):
+        """Read one nccl-tests JSON document (a standalone -J file); see parse_json_document()."""
+        self._tests_json(text, line_no)
 
     def _tests_json(self, text, line_no):
         """The nccl-tests JSON document the MPIJob launcher printed after JSON_MARKER."""
@@ -1052,14 +1062,20 @@ class NcclLogParser(object):
         return False
 
 
-NETWORKS = ("efa", "ib", "socket", "ofi", "ofi:<provider>")
+# Net plugin names as the sources print them ("Using network %s", "via NET/%s/..."): NCCL's built-in "IB" and
+# "Socket" (src/transport/net_ib.cc, net_socket.cc, v2.21.5-1 .. v2.30.7-1); aws-ofi-nccl "Libfabric", or
+# "AWS Libfabric" when NCCL_NET asks for it (src/nccl_ofi_interface_nvidia.cpp:662,842, v1.21.1; "AWS Libfabric"
+# before 1.14 and in the Neuron interface); nccl-rdma-sharp-plugins "IBext" (src/ib_plugin.c:727), "UCX"
+# (src/ucx_plugin.c:805) and "UCX_RMA" (src/ucx_rma_plugin.c:1087, v2.1.0), and NCCL's "IBext_v<N>" spelling.
+NETWORKS = ("efa", "ib", "socket", "ucx", "ofi", "ofi:<provider>")
 _IB_NAMES = ("ib", "ibext", "ibext_v")
 
 
 def normalize_network(raw, provider=None):
     """The network in the stable vocabulary of NETWORKS, from NCCL's name and the OFI provider.
 
-    'Socket' -> 'socket'; 'IB', 'IBext', 'IBext_v8' -> 'ib'; 'AWS Libfabric' / 'Libfabric' / 'OFI' ->
+    'Socket' -> 'socket'; 'IB', 'IBext', 'IBext_v8' -> 'ib'; 'UCX', 'UCX_RMA' -> 'ucx' (UCX over InfiniBand/RoCE
+    verbs, NVIDIA's plugin); 'AWS Libfabric' / 'Libfabric' / 'OFI' ->
     'efa' when the provider is efa, 'ofi:<provider>' for another provider (cxi, tcp), 'ofi' when the log
     does not name it; no name but a provider -> the same as Libfabric; any other name -> lowercased
     with spaces as '-' (a plugin this table does not know). Also applied to expectations, so 'IB' and
@@ -1080,6 +1096,8 @@ def normalize_network(raw, provider=None):
         return "efa"
     if lowered in _IB_NAMES or re.match(r"ibext(_v\d+)?\Z", lowered):
         return "ib"
+    if re.match(r"ucx(?:[_-]rma)?\Z", lowered):
+        return "ucx"
     if "libfabric" in lowered or lowered == "ofi" or lowered.startswith("aws-ofi"):
         if not prov:
             return "ofi"
@@ -1175,7 +1193,7 @@ def parse_file(path, block_size=READ_BLOCK):
     except OSError as exc:
         raise NcclLogError("The log file %s cannot be read: %s." % (path, exc.strerror or exc))
     if stat.S_ISDIR(info.st_mode):
-        raise NcclLogError("The log path %s is a directory, not a file." % path)
+        return parse_json_directory(path)
     try:
         stream = open(path, "rb")
     except OSError as exc:
@@ -1187,6 +1205,8 @@ def parse_file(path, block_size=READ_BLOCK):
                 raise NcclLogError("The log file %s is empty." % path)
             if looks_binary(head):
                 raise NcclLogError("The log file %s is a binary file, not a text log." % path)
+            if looks_like_tests_json(head):
+                return _parse_json_stream(path, head, stream)
             parser = NcclLogParser()
             parser.feed(head)
             while True:
@@ -1197,6 +1217,74 @@ def parse_file(path, block_size=READ_BLOCK):
         except OSError as exc:
             raise NcclLogError("The log file %s cannot be read: %s." % (path, exc.strerror or exc))
     return parser.close()
+
+
+def looks_like_tests_json(head):
+    """A file written by nccl-tests -J starts with its one JSON document ('{"version":3,...')."""
+    return head.lstrip()[:1] == b"{"
+
+
+def _parse_json_stream(path, head, stream):
+    data = head + stream.read(MAX_JSON_BYTES + 1 - len(head))
+    if len(data) > MAX_JSON_BYTES:
+        raise NcclLogError("The nccl-tests JSON file %s is larger than %d MiB." % (path, MAX_JSON_BYTES >> 20))
+    return parse_json_document(data, path)
+
+
+def parse_json_document(data, name):
+    """Result of one standalone nccl-tests JSON file (-J / --output_file), in the same shape as a text log's:
+    its table is the one the text twin of the same run prints (results_source 'json')."""
+    text = data.decode("utf-8", "replace")
+    parser = NcclLogParser()
+    parser.tests_json(text, 1)
+    if parser.json_error is not None:
+        raise NcclLogError("The file %s looks like an nccl-tests JSON file (-J) but cannot be used: %s."
+                           % (name, parser.json_error.split(": ", 1)[-1]))
+    result = parser.close()
+    result["lines"] = text.count("\n") + (0 if text.endswith("\n") else 1)
+    result["bytes"] = len(data)
+    return result
+
+
+def parse_json_directory(path):
+    """A directory of nccl-tests JSON files: one table per *.json file, in name order. The facts of the
+    last file describe the result (as the last table of a text log does); lines and bytes are summed."""
+    try:
+        names = sorted(name for name in os.listdir(path) if name.endswith(".json"))
+    except OSError as exc:
+        raise NcclLogError("The directory %s cannot be read: %s." % (path, exc.strerror or exc))
+    if not names:
+        raise NcclLogError("The log path %s is a directory without nccl-tests JSON files (*.json)." % path)
+    results = []
+    for name in names[:MAX_JSON_FILES]:
+        full = os.path.join(path, name)
+        try:
+            with open(full, "rb") as stream:
+                data = stream.read(MAX_JSON_BYTES + 1)
+        except OSError as exc:
+            raise NcclLogError("The file %s cannot be read: %s." % (full, exc.strerror or exc))
+        if len(data) > MAX_JSON_BYTES:
+            raise NcclLogError("The nccl-tests JSON file %s is larger than %d MiB." % (full, MAX_JSON_BYTES >> 20))
+        results.append(parse_json_document(data, full))
+    merged = dict(results[-1])
+    peaks = [r["peak_busbw"] for r in results if r["peak_busbw"] is not None]
+    wrongs = [r["wrong_total"] for r in results if r["wrong_total"] is not None]
+    hosts = set()
+    for result in results:
+        hosts.update(result["hosts"])
+    merged.update(
+        tables=[table for result in results for table in result["tables"]],
+        tables_omitted=max(0, len(names) - MAX_JSON_FILES),
+        peak_busbw=max(peaks) if peaks else None,
+        wrong_total=sum(wrongs) if wrongs else None,
+        complete=all(result["complete"] for result in results),
+        hosts=sorted(hosts),
+        lines=sum(result["lines"] for result in results),
+        bytes=sum(result["bytes"] for result in results),
+        json_files=names[:MAX_JSON_FILES],
+    )
+    merged["summary"] = summarize(merged)
+    return merged
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,11 @@ options:
   path:
     description:
       - Path of the log file on the host where the module runs.
-      - A missing, empty, unreadable or binary file makes the module fail with a one-sentence message.
+      - A file that starts with C({) is read as the JSON file nccl-tests writes with C(-J results.json)
+        (C(--output_file), nccl-tests 2.17.3 and later); its table is the one the text output of the same run prints.
+      - A directory is read as a set of such JSON files (every C(*.json) in it, in name order, one table each).
+      - A missing, empty, unreadable or binary file, a cut-short JSON file or a directory without C(*.json) files
+        makes the module fail with a one-sentence message.
       - Mutually exclusive with O(content); one of them is required.
     type: path
   content:
@@ -228,9 +232,10 @@ complete:
 network:
   description:
     - Network NCCL used, in a stable vocabulary for checks and expectations (see C(docs/nccl-parser.md)),
-      V(socket), V(ib) (also C(IBext_v8)), V(efa) (aws-ofi-nccl with the efa provider), V(ofi:<provider>)
-      for another libfabric provider (V(ofi:cxi), V(ofi:tcp)), V(ofi) when the log does not name the
-      provider; any other plugin's name lowercased.
+      V(socket), V(ib) (also C(IBext_v8)), V(ucx) (C(UCX), C(UCX_RMA) of nccl-rdma-sharp-plugins),
+      V(efa) (aws-ofi-nccl with the efa provider), V(ofi:<provider>) for another libfabric provider
+      (V(ofi:cxi), V(ofi:tcp)), V(ofi) when the log does not name the provider; any other plugin's name
+      lowercased. RV(network_raw) keeps the name as printed.
     - V(null) without C(NCCL_DEBUG=INFO) lines that tell.
   returned: always
   type: str
@@ -290,8 +295,9 @@ hosts_without_gdrdma:
   sample: []
 results_source:
   description:
-    - V(json) when the log holds the nccl-tests JSON (C(-J)) the MPIJob launcher printed, whose tables then
-      replace the text tables; V(text) otherwise; V(null) without tables.
+    - V(json) when the tables come from nccl-tests JSON (C(-J)): a JSON file or directory given as O(path), or
+      the JSON the MPIJob launcher printed into the log, whose tables then replace the text tables; V(text)
+      otherwise; V(null) without tables.
   returned: always
   type: str
   sample: json
@@ -314,6 +320,12 @@ json_text_mismatch:
   type: list
   elements: int
   sample: []
+json_files:
+  description: Names of the C(*.json) files read, in the order of RV(tables), when O(path) is a directory.
+  returned: when O(path) is a directory
+  type: list
+  elements: str
+  sample: [allgather.json, allreduce.json]
 nccl_version:
   description:
     - NCCL version (V(major.minor.patch)) from C(NCCL version ...), or from the C(nccl-library=) code of the
@@ -389,8 +401,12 @@ signature_ids:
   description:
     - Ids found, in catalog order. Possible ids are V(segfault), V(process_aborted), V(efa_cm_error),
       V(nccl_warn), V(unhandled_system_error), V(unhandled_cuda_error), V(internal_error), V(test_failure),
-      V(wrong_results), V(watchdog_timeout), V(mpi_abnormal_exit), V(ofi_init_failed), V(ib_fatal),
-      V(cuda_device_busy), V(reg_mr_error) and V(socket_fallback).
+      V(wrong_results), V(watchdog_timeout), V(mpi_abnormal_exit), V(ofi_init_failed), V(ofi_av_error),
+      V(ofi_libfabric_too_old), V(ib_fatal), V(cuda_device_busy), V(reg_mr_error), V(socket_fallback),
+      V(invalid_argument), V(invalid_usage), V(remote_error), V(in_progress), V(nccl_timeout),
+      V(nccl_async_error), V(comm_aborted), V(socket_error), V(ofi_completion_error) and V(sharp_error).
+    - Every C(ncclResult_t) code of NCCL 2.21 to 2.30 has one; C(docs/verdicts.md) lists each id with the source
+      line it comes from and its test fixture.
   returned: always
   type: list
   elements: str

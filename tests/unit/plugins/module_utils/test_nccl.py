@@ -107,7 +107,7 @@ EXPECTED = {
         # socket transport per SOURCES.md, but the excerpt has no "Using network" or NET channel line
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
-        sigs={"nccl_warn": 4}),
+        sigs={"nccl_warn": 4, "socket_error": 4}),
     "ib-async-fatal-qp-timestamped-warn-h100-k8s.log": dict(
         # NCCL 2.26+ WARN lines: "[%F %T] " before host:pid:tid, behind the kubelet's own timestamp
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
@@ -132,7 +132,7 @@ EXPECTED = {
     "efa-cm-req-handle-error-unresponsive-receiver-torch.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network="ofi", version="2.27.3", nranks=None, nnodes=None,
-        sigs={"efa_cm_error": 3, "nccl_warn": 2}),
+        sigs={"efa_cm_error": 3, "nccl_warn": 2, "ofi_completion_error": 3, "remote_error": 2}),
     "efa-g6e-l40s-4pod-deepspeed-nccl-info.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network="efa", version="2.27.3", nranks=4, nnodes=4, sigs={}),
@@ -151,7 +151,7 @@ EXPECTED = {
         # not in SOURCES.md: this run ends in a PyTorch watchdog timeout on five ranks
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network="ofi:cxi", version="2.20.5", nranks=8, nnodes=2,
-        sigs={"watchdog_timeout": 15, "process_aborted": 6, "mpi_abnormal_exit": 2}),
+        sigs={"watchdog_timeout": 15, "process_aborted": 6, "mpi_abnormal_exit": 2, "comm_aborted": 20}),
     "ofi-plugin-init-failed-socket-fallback-p4d.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network="socket", version="2.27.7", nranks=4, nnodes=1,
@@ -163,7 +163,7 @@ EXPECTED = {
     "pytorch-watchdog-timeout-broadcast-2rank-deepspeed.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
-        sigs={"watchdog_timeout": 7, "process_aborted": 2}),
+        sigs={"watchdog_timeout": 7, "process_aborted": 2, "comm_aborted": 7}),
     "scatter-p4d-2node-efa-srun-label-debuginfo.log": dict(
         # the srun command line is not in the file; scatter and gather print the same columns
         tests=[None], rows=[29], peak=81.09, largest=80.59, size=2147483648, avg=20.2635,
@@ -175,6 +175,47 @@ EXPECTED = {
     "srun-label-prefix-fsdp-efa-excerpt.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network="efa", version=None, nranks=32, nnodes=None, sigs={}),
+    # issue 32: real public logs for the signatures derived from NCCL's source (SOURCES.md)
+    "invalid-argument-argcheck-invalid-root-sendrecv-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version="2.14.3", nranks=None, nnodes=None,
+        sigs={"invalid_argument": 5, "nccl_warn": 5}),
+    "invalid-argument-broadcast-null-pointer-torch.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version="2.21.5", nranks=None, nnodes=None,
+        sigs={"invalid_argument": 3}),
+    "invalid-usage-duplicate-gpu-horovod-ompi-warn-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"invalid_usage": 3, "nccl_warn": 3}),
+    "invalid-usage-duplicate-gpu-megatron-torch-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version="2.19.3", nranks=None, nnodes=None,
+        sigs={"invalid_usage": 6}),
+    "socket-closed-by-remote-peer-bootstrap-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_warn": 1, "socket_error": 1}),
+    "socket-finalizeaccept-proxy-service-failed-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_async_error": 1, "nccl_warn": 2, "socket_error": 1}),
+    "segfault-ucx-caught-signal-11-nccl-2.22-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"segfault": 1}),
+    "ofi-reg-mr-cannot-allocate-memory-alltoall-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_warn": 1, "reg_mr_error": 1}),
+    "socket-start-connect-failed-system-error-excerpt.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"nccl_warn": 1, "socket_error": 1}),
+    "pytorch-unhandled-system-error-nccl-2.10.log": dict(
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version="2.10.3", nranks=None, nnodes=None,
+        sigs={"unhandled_system_error": 1}),
 }
 
 EXPECTED_RECORDED = dict(
@@ -669,7 +710,10 @@ def test_catalog_ids_are_exactly_the_documented_ones():
         "segfault", "process_aborted", "efa_cm_error", "nccl_warn", "unhandled_system_error",
         "unhandled_cuda_error", "internal_error", "test_failure", "wrong_results", "watchdog_timeout",
         "mpi_abnormal_exit", "ofi_init_failed", "ofi_av_error", "ofi_libfabric_too_old", "ib_fatal",
-        "cuda_device_busy", "reg_mr_error", "socket_fallback")
+        "cuda_device_busy", "reg_mr_error", "socket_fallback",
+        # issue 32: the rest of ncclResult_t, async errors and aborts, transports and plugins
+        "invalid_argument", "invalid_usage", "remote_error", "in_progress", "nccl_timeout", "nccl_async_error",
+        "comm_aborted", "socket_error", "ofi_completion_error", "sharp_error")
     for entry in _nccl_catalog.CATALOG:
         assert entry["meaning"] and entry["hint"] and entry["hint"] == _nccl_catalog.HINTS[entry["id"]]
         for pattern in entry["patterns"]:

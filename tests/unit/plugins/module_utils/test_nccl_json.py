@@ -184,3 +184,91 @@ def test_recorded_h200_debug_log_names_version_network_and_driver():
     assert (result["network"], result["network_raw"]) == ("socket", "Socket")
     assert result["tables"][0]["test"] == "all_gather_perf"
     assert _fingerprint.log_versions(text) == {"cuda_driver": "13.0"}
+
+
+# ------------------------------------------------------------------ standalone -J files (issue 32)
+
+
+def _agrees(value, printed, width):
+    """The text's number is the JSON double as nccl-tests' getFloatStr (src/util.cu:487-491, v2.19.6) prints
+    it: the form it picks for the width, within half a unit of its last digit (the JSON keeps 6 decimals)."""
+    for decimals in (2, 1, 0):
+        if len("%*.*f" % (width, decimals, value)) <= width:
+            return abs(value - printed) <= 0.5 * 10 ** -decimals + 1e-9
+    decimals = 1 if width >= 7 else 0
+    exponent = int(("%.*e" % (decimals, value)).split("e")[1])
+    return abs(value - printed) <= 0.5 * 10 ** (exponent - decimals) * (1 + 1e-9)
+
+
+WIDTHS = {"time_us": 7, "algbw": 6, "busbw": 6}    # src/util.cu:499,502,505 (v2.19.6)
+
+
+@pytest.mark.parametrize("base", RECORDED_RUNS)
+def test_recorded_h200_standalone_json_file_gives_the_text_twins_tables(base):
+    """nccl_log_info path=<file written by -J> on the real H200 recording: the same table as its stdout."""
+    from_json = _nccl.parse_file(str(RECORDED / (base + ".json")))
+    from_text = _nccl.parse_file(str(RECORDED / (base + ".log")))
+    assert from_json["results_source"] == "json" and from_text["results_source"] == "text"
+    assert len(from_json["tables"]) == len(from_text["tables"]) == 1
+    jt, tt = from_json["tables"][0], from_text["tables"][0]
+    assert jt["test"] == tt["test"] and jt["complete"] is tt["complete"] is True
+    assert len(jt["rows"]) == len(tt["rows"]) > 10
+    for a, b in zip(jt["rows"], tt["rows"]):
+        for key in ("size", "count", "type", "redop", "root"):
+            assert a[key] == b[key], (key, a, b)
+        for side in ("out_of_place", "in_place"):
+            for key, width in WIDTHS.items():
+                assert _agrees(a[side][key], b[side][key], width), (side, key, a[side], b[side])
+            assert a[side]["wrong"] == b[side]["wrong"]
+    assert _nccl_json.compare_with_text(jt, tt) == []
+    for key in ("peak_busbw", "largest_size", "busbw_at_largest_size", "wrong_total", "complete", "nccl_version",
+                "hosts"):
+        assert from_json[key] == from_text[key], key
+    data = (RECORDED / (base + ".json")).read_bytes()
+    assert from_json["bytes"] == len(data) and from_json["lines"] == 1
+    assert from_json["nccl_tests_json"]["devices"][0]["device_info"] == "NVIDIA H200"
+
+
+def test_a_directory_of_json_files_gives_one_table_per_file_in_name_order(tmp_path):
+    names = sorted(base + ".json" for base in RECORDED_RUNS)
+    for name in names:
+        (tmp_path / name).write_bytes((RECORDED / name).read_bytes())
+    (tmp_path / "notes.txt").write_text("not read")
+    result = _nccl.parse_file(str(tmp_path))
+    assert result["json_files"] == names
+    singles = [_nccl.parse_file(str(RECORDED / name)) for name in names]
+    assert result["tables"] == [single["tables"][0] for single in singles]
+    assert [t["test"] for t in result["tables"]] == ["all_gather_perf"] + ["all_reduce_perf"] * 3
+    assert result["complete"] is True and result["results_source"] == "json"
+    assert result["bytes"] == sum(len((RECORDED / name).read_bytes()) for name in names)
+    assert result["summary"].startswith("all_reduce_perf, 4 tables")
+
+
+def test_a_directory_without_json_files_is_one_sentence(tmp_path):
+    (tmp_path / "run.log").write_text("hello\n")
+    with pytest.raises(_nccl.NcclLogError, match=r"directory without nccl-tests JSON files \(\*\.json\)\.$"):
+        _nccl.parse_file(str(tmp_path))
+
+
+def test_a_cut_short_standalone_json_file_is_one_sentence(tmp_path):
+    doc = (RECORDED / (RECORDED_RUNS[0] + ".json")).read_text()
+    cut = tmp_path / "results.json"
+    cut.write_text(doc[: len(doc) // 2])
+    with pytest.raises(_nccl.NcclLogError, match="looks like an nccl-tests JSON file .* not complete or not valid"):
+        _nccl.parse_file(str(cut))
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}\n')
+    with pytest.raises(_nccl.NcclLogError, match="has no 'results' list"):
+        _nccl.parse_file(str(other))
+
+
+def test_a_source_built_json_file_reads_like_the_marker_form():
+    """The 8-GPU files of ../nccl-tests-writer (nccl-tests' own writer code, SOURCES.md there)."""
+    for run in RUNS:
+        standalone = _nccl.parse_file(str(WRITER / ("allreduce-8gpu-nccl-tests-2.19.6-%s.json" % run)))
+        marker = _nccl.parse_bytes(launcher_log(run))
+        for secret in SECRETS:
+            assert secret not in json.dumps(standalone)
+        assert standalone["tables"][0]["rows"] == marker["tables"][0]["rows"]
+        assert standalone["peak_busbw"] == marker["peak_busbw"] and standalone["wrong_total"] == marker["wrong_total"]
+        assert standalone["nccl_tests_json"]["env"] == marker["nccl_tests_json"]["env"]   # redacted the same way

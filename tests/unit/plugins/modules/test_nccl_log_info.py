@@ -121,3 +121,40 @@ def test_log_without_tables(capsys):
     assert code == 0
     assert result["tables"] == [] and result["complete"] is None and result["peak_busbw"] is None
     assert result["summary"] == "no nccl-tests results table"
+
+
+H200 = NCCL / "nccl-tests-h200"
+
+
+def test_path_to_a_json_file_from_dash_j_returns_the_tables_of_its_text_twin(capsys):
+    """Issue 32: nccl_log_info path=<file written by all_reduce_perf -J> on the real H200 recording."""
+    base = "allreduce-1xh200-nccl-tests-2.19.6-plain"
+    code, from_json = run({"path": str(H200 / (base + ".json"))}, capsys)
+    assert code == 0 and not from_json.get("failed")
+    code, from_text = run({"path": str(H200 / (base + ".log"))}, capsys)
+    assert code == 0
+    assert from_json["results_source"] == "json" and from_text["results_source"] == "text"
+    assert len(from_json["tables"]) == len(from_text["tables"]) == 1
+    json_rows, text_rows = from_json["tables"][0]["rows"], from_text["tables"][0]["rows"]
+    assert [(r["size"], r["count"], r["type"], r["redop"], r["root"]) for r in json_rows] == \
+        [(r["size"], r["count"], r["type"], r["redop"], r["root"]) for r in text_rows]
+    assert from_json["tables"][0]["test"] == from_text["tables"][0]["test"] == "all_reduce_perf"
+    assert from_json["json_text_mismatch"] is None and from_json["complete"] is True
+
+
+def test_path_to_a_directory_of_json_files(capsys, tmp_path):
+    for name in ("allreduce-1xh200-nccl-tests-2.19.6-plain.json", "allgather-1xh200-nccl-tests-2.19.6-debuginfo.json"):
+        (tmp_path / name).write_bytes((H200 / name).read_bytes())
+    code, result = run({"path": str(tmp_path)}, capsys)
+    assert code == 0
+    assert [t["test"] for t in result["tables"]] == ["all_gather_perf", "all_reduce_perf"]
+    assert result["json_files"] == sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_a_broken_json_file_fails_with_one_sentence(capsys, tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text('{"version":3,"results":[')
+    code, result = run({"path": str(path)}, capsys)
+    assert code == 1 and result["failed"] is True
+    assert result["msg"].startswith("The file %s looks like an nccl-tests JSON file (-J)" % path)
+    assert "Traceback" not in result["msg"] and result["msg"].count(". ") <= 1
