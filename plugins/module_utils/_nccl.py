@@ -1065,7 +1065,7 @@ class NcclLogParser(object):
 # Net plugin names as the sources print them ("Using network %s", "via NET/%s/..."): NCCL's built-in "IB" and
 # "Socket" (src/transport/net_ib.cc, net_socket.cc, v2.21.5-1 .. v2.30.7-1); aws-ofi-nccl "Libfabric", or
 # "AWS Libfabric" when NCCL_NET asks for it (src/nccl_ofi_interface_nvidia.cpp:662,842, v1.21.1; "AWS Libfabric"
-# before 1.14 and in the Neuron interface); nccl-rdma-sharp-plugins "IBext" (src/ib_plugin.c:727), "UCX"
+# in the real logs of 1.7.3-aws and 1.9.1-aws under tests/unit/fixtures/nccl); nccl-rdma-sharp-plugins "IBext" (src/ib_plugin.c:727), "UCX"
 # (src/ucx_plugin.c:805) and "UCX_RMA" (src/ucx_rma_plugin.c:1087, v2.1.0), and NCCL's "IBext_v<N>" spelling.
 NETWORKS = ("efa", "ib", "socket", "ucx", "ofi", "ofi:<provider>")
 _IB_NAMES = ("ib", "ibext", "ibext_v")
@@ -1219,9 +1219,13 @@ def parse_file(path, block_size=READ_BLOCK):
     return parser.close()
 
 
+_TESTS_JSON_HEAD_RX = re.compile(rb'\A\s*\{\s*"version"\s*:')
+
+
 def looks_like_tests_json(head):
-    """A file written by nccl-tests -J starts with its one JSON document ('{"version":3,...')."""
-    return head.lstrip()[:1] == b"{"
+    """A file written by nccl-tests -J starts with its one JSON document, whose first key is "version"
+    (src/util.cu jsonOutputInit, v2.19.6); other JSON (structured log lines) is read as a text log."""
+    return _TESTS_JSON_HEAD_RX.match(head) is not None
 
 
 def _parse_json_stream(path, head, stream):

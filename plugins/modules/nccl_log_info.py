@@ -31,7 +31,7 @@ options:
   path:
     description:
       - Path of the log file on the host where the module runs.
-      - A file that starts with C({) is read as the JSON file nccl-tests writes with C(-J results.json)
+      - A file that starts with C({"version":) is read as the JSON file nccl-tests writes with C(-J results.json)
         (C(--output_file), nccl-tests 2.17.3 and later); its table is the one the text output of the same run prints.
       - A directory is read as a set of such JSON files (every C(*.json) in it, in name order, one table each).
       - A missing, empty, unreadable or binary file, a cut-short JSON file or a directory without C(*.json) files
@@ -295,9 +295,9 @@ hosts_without_gdrdma:
   sample: []
 results_source:
   description:
-    - V(json) when the tables come from nccl-tests JSON (C(-J)): a JSON file or directory given as O(path), or
-      the JSON the MPIJob launcher printed into the log, whose tables then replace the text tables; V(text)
-      otherwise; V(null) without tables.
+    - V(json) when the tables come from nccl-tests JSON (C(-J)), either a JSON file or directory given as
+      O(path) or the JSON the MPIJob launcher printed into the log, whose tables then replace the text tables;
+      V(text) otherwise; V(null) without tables.
   returned: always
   type: str
   sample: json

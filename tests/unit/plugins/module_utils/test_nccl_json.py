@@ -257,9 +257,17 @@ def test_a_cut_short_standalone_json_file_is_one_sentence(tmp_path):
     with pytest.raises(_nccl.NcclLogError, match="looks like an nccl-tests JSON file .* not complete or not valid"):
         _nccl.parse_file(str(cut))
     other = tmp_path / "other.json"
-    other.write_text('{"hello": 1}\n')
+    other.write_text('{"version": 3}\n')
     with pytest.raises(_nccl.NcclLogError, match="has no 'results' list"):
         _nccl.parse_file(str(other))
+
+
+def test_other_json_is_read_as_a_text_log(tmp_path):
+    """A structured log whose first line is JSON is not an nccl-tests file: its lines are read as text."""
+    log = tmp_path / "pod.log"
+    log.write_text('{"level": "info", "msg": "start"}\nh:1:2 [0] NCCL INFO Using network Socket\n')
+    result = _nccl.parse_file(str(log))
+    assert result["network"] == "socket" and result["tables"] == [] and result["lines"] == 2
 
 
 def test_a_source_built_json_file_reads_like_the_marker_form():
