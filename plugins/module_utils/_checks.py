@@ -17,7 +17,7 @@ import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_network, _nccl_results
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
     CONFIG_HINT,
@@ -510,7 +510,7 @@ SWEEP_MAX_POINTS = 64  # a sweep doubling from 8 B to 16 GiB has 32 rows; bounds
 def nccl_sweep(item):
     """The busbw sweep of one NCCL item for the report, or None when its log has no table with rows.
 
-    From the table the checks judge (_nccl.last_table): {name, node, test, nranks, nnodes, instance_type,
+    From the table the checks judge (_nccl_results.last_table): {name, node, test, nranks, nnodes, instance_type,
     points [{size, busbw}] (bytes, GB/s), floors [{size, floor}]}; instance_type is the item's own (nccl_item's
     instance_types), else the transport expectation's (MPIJob on EFA, Phase 0), else None.
     """
@@ -519,12 +519,12 @@ def nccl_sweep(item):
     if not isinstance(facts, dict) or facts.get("failed") or facts.get("skipped"):
         return None
     expect = dict(item.get("expect") or {})
-    table = _nccl.last_table(facts, expect.get("test") or None)
+    table = _nccl_results.last_table(facts, expect.get("test") or None)
     if table is None:
         return None
     points = []
     for row in table["rows"]:
-        size, busbw = row.get("size"), _nccl.row_busbw(row)
+        size, busbw = row.get("size"), _nccl_results.row_busbw(row)
         if isinstance(size, (int, float)) and not isinstance(size, bool) and busbw is not None:
             points.append({"size": int(size), "busbw": float(busbw)})
     floors = []
@@ -543,9 +543,9 @@ def nccl_sweep(item):
 
 
 def _nccl_network_check(name, node, facts, allowed, one_gpu):
-    """<name>_network: the network NCCL used, in _nccl.NETWORKS' words, is one of the allowed ones."""
-    allowed = [a for a in (_nccl.normalize_network(a) for a in allowed) if a]
-    seen = _nccl.normalize_network(facts.get("network"), facts.get("ofi_provider"))
+    """<name>_network: the network NCCL used, in _nccl_network.NETWORKS' words, is one of the allowed ones."""
+    allowed = [a for a in (_nccl_network.normalize_network(a) for a in allowed) if a]
+    seen = _nccl_network.normalize_network(facts.get("network"), facts.get("ofi_provider"))
     raw = facts.get("network_raw") or facts.get("network")
     allowed_text = " or ".join(fmt_value(a) for a in allowed)
     if one_gpu and not seen:
@@ -750,9 +750,9 @@ def _nccl_busbw_checks(name, node, facts, expect, tolerance, test, single_rank, 
         if one_gpu:
             checks.append(check(label, node, "info", None, floor, unit="GB/s", message=ONE_GPU_TEXT))
             continue
-        value = _nccl.busbw_at_size(facts, size_bytes, test)
+        value = _nccl_results.busbw_at_size(facts, size_bytes, test)
         if value is None:
-            largest = _nccl.largest_size(facts, test)
+            largest = _nccl_results.largest_size(facts, test)
             seen = ("the largest size measured was %s" % format_size(largest)) if largest else "no result rows"
             checks.append(check(label, node, "ge", None, floor, unit="GB/s", evidence_missing=True,
                                 message="no row for %s in the %sNCCL table; %s"

@@ -11,7 +11,7 @@ Standard library only. Two kinds of versions, kept apart because they come from 
   ``public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9``
   -> cuda 12.8.1, efa_installer 1.43.2, aws_ofi_nccl 1.16.3, nccl 2.27.7-1, nccl_tests 2.16.9. Known before any pod.
 * ``observed``: what the run printed: NCCL and nccl-tests versions, network and OFI provider (parsed by
-  ``_nccl.py``, nccl_log_info), plus the aws-ofi-nccl, libfabric and CUDA driver versions NCCL_DEBUG=INFO prints
+  ``_nccl_facts.py``, nccl_log_info), plus the aws-ofi-nccl, libfabric and CUDA driver versions NCCL_DEBUG=INFO prints
   (``NET/OFI Initializing aws-ofi-nccl 1.16.2``, ``NET/OFI Using Libfabric version 2.1``,
   ``cudaDriverVersion 12080``), read here from the same log.
 

@@ -24,7 +24,7 @@ import math
 import statistics
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as _k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
 
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"  # the MPI operator's label on an MPIJob's pods
 ROLE_LABEL = "training.kubeflow.org/job-role"
@@ -347,7 +347,7 @@ def pair_results(groups, names, jobs, logs, size_bytes=None):
         parsed = _nccl.parse_text(log or "") if log else None
         bw = None
         if parsed is not None:
-            bw = _nccl.busbw_at_size(parsed, int(size_bytes)) if size_bytes else None
+            bw = _nccl_results.busbw_at_size(parsed, int(size_bytes)) if size_bytes else None
             if bw is None:
                 bw = parsed.get("busbw_at_largest_size")
         sigs = [s for s in (parsed or {}).get("signatures") or [] if s.get("id") not in _SOFT]

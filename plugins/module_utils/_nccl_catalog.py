@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Failure signature catalog for NCCL / nccl-tests / launcher logs (data only).
 
-Each entry names one failure signature that ``_nccl.py`` looks for, line by line:
+Each entry names one failure signature that ``_nccl_signatures.py`` looks for, line by line:
 
 * ``id``: stable identifier, used by ``level_assert`` and in reports;
 * ``sources``: where the text comes from: repository, file:line and version of the code that prints it
@@ -368,7 +368,7 @@ CATALOG = (
             "to initialise (see ofi_init_failed); set NCCL_NET explicitly (e.g. NCCL_NET=ofi) so that a broken "
             "plugin fails the run instead of silently falling back."
         ),
-        # Decided by _nccl.py from 'Using network Socket' plus earlier evidence; no line patterns.
+        # Decided by _nccl_signatures.py from 'Using network Socket' plus earlier evidence; no line patterns.
         "patterns": (),
         "triggers": (),
     },

@@ -15,7 +15,9 @@ string ``"nan"``; booleans of ``config`` are the strings ``"true"``/``"false"``;
 leaves the document unterminated (then the text log is used).
 
 The MPIJob launcher prints the file on one line after ``JSON_MARKER`` (roles/runner/templates/
-mpijob.yml.j2); ``_nccl.NcclLogParser`` finds that line and calls :func:`tables_from_json`.
+mpijob.yml.j2); ``_nccl_parser.NcclLogParser`` finds that line and calls :func:`tables_from_json`.
+A standalone ``-J`` file, or a directory of them, is read by ``_nccl_json_files`` (above the parser; this
+module is below it, so the two never import each other).
 The environment is redacted here, before anything is stored or reported (:func:`redact_env`).
 """
 

@@ -1,7 +1,7 @@
 """Plot an all_reduce bus-bandwidth sweep (nccl-tests table format) against a physical limit.
 
 Usage: python3 tests/gpu/plot_busbw.py LOG PNG [--limit GBPS] [--label TEXT]
-Reads the table with the collection's own parser (plugins/module_utils/_nccl.py).
+Reads the table with the collection's own parser (plugins/module_utils/_nccl.py, parse_file).
 """
 import argparse
 import sys

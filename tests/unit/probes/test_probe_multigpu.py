@@ -208,15 +208,15 @@ def test_explicit_nvls_setting_is_kept_and_nccl_debug_param_applies():
 
 def _collection_nccl_parser():
     try:
-        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
     except ImportError:
         pytest.skip("plugins/module_utils/_nccl.py not importable here")
-    return _nccl
+    return _nccl, _nccl_results
 
 
 def test_the_collections_nccl_parser_reads_rank_0_stdout():
     """Round trip: what rank 0 prints (table, then the JSON line) is read by nccl_log_info's parser."""
-    _nccl = _collection_nccl_parser()
+    _nccl, _nccl_results = _collection_nccl_parser()
     sizes = mg.sweep_sizes(8, 4 * GIB, 2)
     rows = _rows(2, sizes)
     ranks = [{"rank": i, "pid": 100 + i, "host": "gpu-node", "device_index": i, "pci_bus_id": 6 + i,
@@ -233,6 +233,6 @@ def test_the_collections_nccl_parser_reads_rank_0_stdout():
     assert table["test"] == "all_reduce_perf" and table["complete"] is True
     assert [r["size"] for r in table["rows"]] == sizes
     assert result["nranks"] == 2 and result["wrong_total"] == 0
-    assert _nccl.busbw_at_size(result, GIB) == round(s["busbw_1gib"], 2)
+    assert _nccl_results.busbw_at_size(result, GIB) == round(s["busbw_1gib"], 2)
     assert result["busbw_at_largest_size"] == round(s["busbw_largest"], 2)
     assert table["avg_busbw"] == pytest.approx(s["avg_busbw"], rel=1e-5)

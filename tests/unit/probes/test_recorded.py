@@ -63,7 +63,7 @@ def test_recorded_numbers():
 
 def test_the_collections_nccl_parser_reads_the_recorded_2gpu_run():
     try:
-        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
     except ImportError:
         pytest.skip("plugins/module_utils/_nccl.py not importable here")
     path = os.path.join(REC, "h200x2", "probe_multigpu_torchrun_2gpu.out")
@@ -73,6 +73,6 @@ def test_the_collections_nccl_parser_reads_the_recorded_2gpu_run():
     j = last_json(path)
     result = _nccl.parse_text(text)
     assert result["nranks"] == 2 and result["wrong_total"] == 0 and result["nccl_version"] == "2.28.9"
-    assert _nccl.busbw_at_size(result, GIB) == round(j["sweep"]["busbw_1gib"], 2)
+    assert _nccl_results.busbw_at_size(result, GIB) == round(j["sweep"]["busbw_1gib"], 2)
     assert result["busbw_at_largest_size"] == round(j["sweep"]["busbw_largest"], 2)
     assert j["sweep"]["busbw_1gib"] > 300  # NVLink NV18 between the two H200s

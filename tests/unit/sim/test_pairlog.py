@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
 
 SIM = Path(__file__).resolve().parents[3] / "sim"
 
@@ -34,7 +34,7 @@ def test_scaling_changes_only_the_bandwidth_and_time_columns(ratio):
         assert len(a) == len(b) or abs(len(a) - len(b)) <= 2  # columns stay aligned
     base, out = _nccl.parse_text(HEALTHY), _nccl.parse_text(scaled)
     assert out["busbw_at_largest_size"] == pytest.approx(base["busbw_at_largest_size"] * ratio, abs=0.01)
-    assert _nccl.busbw_at_size(out, 1 << 30) == pytest.approx(313.29 * ratio, abs=0.01)
+    assert _nccl_results.busbw_at_size(out, 1 << 30) == pytest.approx(313.29 * ratio, abs=0.01)
     assert out["avg_busbw_reported"] == pytest.approx(base["avg_busbw_reported"] * ratio, abs=0.001)
     assert out["complete"] and out["wrong_total"] == 0 and out["network"] == base["network"]
     assert out["nranks"] == base["nranks"] == 16
@@ -47,9 +47,9 @@ def test_ratio_one_is_the_source_itself():
 def test_a_pair_runs_at_its_slower_node_and_a_crash_wins():
     pairs = {"p5-node-7": {"busbw_ratio": 0.5}, "p5-node-1?": {"busbw_ratio": 0.25}, "p5-node-3": {"crash": True}}
     text, crashed = pairlog.pair_log(pairs, ["p5-node-6", "p5-node-7"], replay.node_variant)
-    assert not crashed and _nccl.busbw_at_size(_nccl.parse_text(text), 1 << 30) == pytest.approx(156.65, abs=0.01)
+    assert not crashed and _nccl_results.busbw_at_size(_nccl.parse_text(text), 1 << 30) == pytest.approx(156.65, abs=0.01)
     text, crashed = pairlog.pair_log(pairs, ["p5-node-7", "p5-node-12"], replay.node_variant)  # pattern p5-node-1?
-    assert not crashed and _nccl.busbw_at_size(_nccl.parse_text(text), 1 << 30) == pytest.approx(78.32, abs=0.01)
+    assert not crashed and _nccl_results.busbw_at_size(_nccl.parse_text(text), 1 << 30) == pytest.approx(78.32, abs=0.01)
     text, crashed = pairlog.pair_log(pairs, ["p5-node-3", "p5-node-4"], replay.node_variant)
     assert crashed and "Caught signal 11" in text
     text, crashed = pairlog.pair_log({}, ["p5-node-0", "p5-node-1"], replay.node_variant)

@@ -1,7 +1,7 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests of plugins/module_utils/_nccl.py against every fixture log, plus edge cases.
+"""Unit tests of the NCCL log reader (plugins/module_utils/_nccl*.py) against every fixture log, plus edge cases.
 
 Expected values were read off each log by hand (see tests/unit/fixtures/nccl/SOURCES.md for what
 each file is); where SOURCES.md and the log disagree, the log wins and a comment says so.
@@ -24,6 +24,11 @@ import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_catalog
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_network
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_parser
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_signatures
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_tables
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 NCCL = FIXTURES / "nccl"
@@ -300,7 +305,7 @@ def test_fixture_signature_entries(name, path, expected):
         # the entry points at the line it quotes
         assert entry["line"] and entry["line"][:60] in lines[entry["line_no"] - 1].replace("\r", " ")
         by_id[entry["id"]] = by_id.get(entry["id"], 0) + 1
-    assert by_id == {k: min(v, _nccl.MAX_SIGNATURES_PER_ID) for k, v in expected["sigs"].items()}
+    assert by_id == {k: min(v, _nccl_signatures.MAX_SIGNATURES_PER_ID) for k, v in expected["sigs"].items()}
     assert [e["line_no"] for e in result["signatures"]] == sorted(e["line_no"] for e in result["signatures"])
 
 
@@ -328,7 +333,7 @@ def test_signature_positions(name, line_no, sig_id):
 def test_signature_entries_are_capped_but_counted():
     result = parsed(NCCL / "allreduce-h100-1024rank-partial-then-unhandled-cuda-error-mpirun.log")
     entries = [e for e in result["signatures"] if e["id"] == "test_failure"]
-    assert len(entries) == _nccl.MAX_SIGNATURES_PER_ID == 20
+    assert len(entries) == _nccl_signatures.MAX_SIGNATURES_PER_ID == 20
     assert result["signature_counts"]["test_failure"] == 77
     assert entries[0]["line_no"] == 118          # the first ones are kept
 
@@ -406,23 +411,23 @@ def test_hosts():
 
 def test_busbw_at_size_rule():
     result = parsed(NCCL / "allreduce-h100-a3mega-2node-16rank-ok.log")
-    assert _nccl.busbw_at_size(result, 8 << 30) == 338.82
-    assert _nccl.busbw_at_size(result, int(4.4 * (1 << 30))) == 330.58   # 4 GiB row: <= 4.4 GiB and >= 90% of it
-    assert _nccl.busbw_at_size(result, 5 * 10 ** 9) is None           # 4 GiB is 86% of 5e9: no answer
-    assert _nccl.busbw_at_size(result, 1 << 40) is None               # the sweep stopped at 8 GiB
-    assert _nccl.largest_size(result) == 8 << 30
-    assert _nccl.busbw_at_size(result, 4) is None                    # every row is larger
-    assert _nccl.busbw_at_size(result, None) is None
-    assert _nccl.row_at_size(result, 8 << 30)["in_place"]["busbw"] == 337.35
+    assert _nccl_results.busbw_at_size(result, 8 << 30) == 338.82
+    assert _nccl_results.busbw_at_size(result, int(4.4 * (1 << 30))) == 330.58   # 4 GiB row: <= 4.4 GiB and >= 90% of it
+    assert _nccl_results.busbw_at_size(result, 5 * 10 ** 9) is None           # 4 GiB is 86% of 5e9: no answer
+    assert _nccl_results.busbw_at_size(result, 1 << 40) is None               # the sweep stopped at 8 GiB
+    assert _nccl_results.largest_size(result) == 8 << 30
+    assert _nccl_results.busbw_at_size(result, 4) is None                    # every row is larger
+    assert _nccl_results.busbw_at_size(result, None) is None
+    assert _nccl_results.row_at_size(result, 8 << 30)["in_place"]["busbw"] == 337.35
 
 
 def test_busbw_at_size_rounded_sizes_and_test_filter():
     result = parsed(NCCL / "multi-collective-h100-10node-80rank-5tests.log")
-    assert _nccl.busbw_at_size(result, 16 << 30) == 15.22                          # last table: sendrecv
-    assert _nccl.busbw_at_size(result, 16 << 30, test="all_gather_perf") == 324.29  # 17179868160 B row
-    assert _nccl.busbw_at_size(result, 16 << 30, test="broadcast_perf") is None
+    assert _nccl_results.busbw_at_size(result, 16 << 30) == 15.22                          # last table: sendrecv
+    assert _nccl_results.busbw_at_size(result, 16 << 30, test="all_gather_perf") == 324.29  # 17179868160 B row
+    assert _nccl_results.busbw_at_size(result, 16 << 30, test="broadcast_perf") is None
     truncated = parsed(NCCL / "allgather-b200-header-only-no-rows-truncated.log")
-    assert _nccl.busbw_at_size(truncated, 1 << 30) is None
+    assert _nccl_results.busbw_at_size(truncated, 1 << 30) is None
 
 
 def test_summary():
@@ -435,7 +440,7 @@ def test_summary():
     assert parsed(NCCL / "scatter-p4d-2node-efa-srun-label-debuginfo.log")["summary"] == (
         "nccl-tests: 16 ranks on 2 nodes over efa, peak busbw 81.09 GB/s, busbw at 2 GiB 80.59 GB/s, "
         "#wrong 0, complete")
-    assert _nccl.human_size(17179868160) == "16.00 GiB" and _nccl.human_size(8) == "8 B"
+    assert _nccl_results.human_size(17179868160) == "16.00 GiB" and _nccl_results.human_size(8) == "8 B"
 
 
 # ------------------------------------------------------------------------------ synthetic logs
@@ -536,7 +541,7 @@ def test_interleaved_processes_without_labels():
     assert len(result["tables"]) == 1
     assert [r["size"] for r in result["tables"][0]["rows"]] == [1024, 1024, 2048, 2048]
     assert result["complete"] is True and result["avg_busbw_reported"] == 12.5
-    assert _nccl.busbw_at_size(result, 2048) == 2.5          # duplicated size: the row printed last
+    assert _nccl_results.busbw_at_size(result, 2048) == 2.5          # duplicated size: the row printed last
 
 
 def test_truncated_table_then_new_table():
@@ -565,8 +570,8 @@ def test_timestamp_prefixes_give_the_same_table():
 
 
 def test_table_and_row_caps(monkeypatch):
-    monkeypatch.setattr(_nccl, "MAX_TABLES", 3)
-    monkeypatch.setattr(_nccl, "MAX_ROWS_PER_TABLE", 2)
+    monkeypatch.setattr(_nccl_tables, "MAX_TABLES", 3)
+    monkeypatch.setattr(_nccl_tables, "MAX_ROWS_PER_TABLE", 2)
     one = HEADER + row(8, 0.1, wrong=1) + row(16, 0.2) + row(32, 0.3) + FOOTER
     result = parse(one * 5)
     assert len(result["tables"]) == 3 and result["tables_omitted"] == 2
@@ -576,7 +581,7 @@ def test_table_and_row_caps(monkeypatch):
 
 
 def test_total_row_budget_drops_oldest_tables(monkeypatch):
-    monkeypatch.setattr(_nccl, "MAX_ROWS_TOTAL", 7)
+    monkeypatch.setattr(_nccl_tables, "MAX_ROWS_TOTAL", 7)
     one = HEADER + row(8, 0.1) + row(16, 0.2) + row(32, 0.3) + FOOTER
     result = parse(one * 4 + HEADER + row(8, 9.0) + row(16, 9.5, wrong=2))
     assert [len(t["rows"]) for t in result["tables"]] == [3, 2] and result["tables_omitted"] == 3
@@ -584,9 +589,9 @@ def test_total_row_budget_drops_oldest_tables(monkeypatch):
 
 
 def test_overlong_line_is_cut_and_parsing_goes_on(monkeypatch):
-    monkeypatch.setattr(_nccl, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(_nccl_parser, "MAX_LINE_BYTES", 1000)
     data = b"x" * 5000 + b" NCCL WARN tail\n" + (HEADER + row(8, 0.5) + FOOTER).encode()
-    parser = _nccl.NcclLogParser()
+    parser = _nccl_parser.NcclLogParser()
     for offset in range(0, len(data), 333):
         parser.feed(data[offset:offset + 333])
     result = parser.close()
@@ -629,7 +634,7 @@ def test_chunking_does_not_change_the_result(name):
     data = fixture_bytes(fixture(name))
     reference = _nccl.parse_bytes(data)
     for size in (1, 7, 4096):
-        parser = _nccl.NcclLogParser()
+        parser = _nccl_parser.NcclLogParser()
         for offset in range(0, len(data), size):
             parser.feed(data[offset:offset + size])
         assert parser.close() == reference
@@ -783,7 +788,16 @@ def test_check_content():
 # ------------------------------------------------------------------------------ hygiene
 
 
-@pytest.mark.parametrize("name", ["_nccl.py", "_nccl_catalog.py", "_nccl_json.py"])
+NCCL_MODULES = sorted(path.name for path in (PLUGINS / "module_utils").glob("_nccl*.py"))
+
+
+def test_the_nccl_reader_is_all_the_modules_it_is_split_into():
+    assert NCCL_MODULES == ["_nccl.py", "_nccl_base.py", "_nccl_catalog.py", "_nccl_facts.py", "_nccl_json.py",
+                            "_nccl_json_files.py", "_nccl_network.py", "_nccl_parser.py", "_nccl_results.py",
+                            "_nccl_signatures.py", "_nccl_tables.py"]
+
+
+@pytest.mark.parametrize("name", NCCL_MODULES)
 def test_module_utils_use_only_the_standard_library_and_python38_syntax(name):
     source = (PLUGINS / "module_utils" / name).read_text()
     tree = ast.parse(source, feature_version=(3, 8))
@@ -793,8 +807,7 @@ def test_module_utils_use_only_the_standard_library_and_python38_syntax(name):
             assert {alias.name.split(".")[0] for alias in node.names} <= allowed_stdlib
         elif isinstance(node, ast.ImportFrom):
             assert node.module in allowed_stdlib or node.module in (
-                "ansible_collections.rlstack.validation.plugins.module_utils._nccl_catalog",
-                "ansible_collections.rlstack.validation.plugins.module_utils._nccl_json")
+                "ansible_collections.rlstack.validation.plugins.module_utils." + other[:-3] for other in NCCL_MODULES)
         assert not isinstance(node, ast.Assert)
     assert "from __future__ import annotations" in source
 
@@ -882,6 +895,6 @@ def test_ofi_lines_of_aws_ofi_nccl_1_14_and_later():
     ("ofi:cxi", None, "ofi:cxi"), ("GPUDirectTCPX", None, "gpudirecttcpx"), ("ofi", None, "ofi"),
 ])
 def test_normalize_network(raw, provider, network):
-    assert _nccl.normalize_network(raw, provider) == network
+    assert _nccl_network.normalize_network(raw, provider) == network
     if network:
-        assert _nccl.normalize_network(network) == network        # stable: applied twice, same word
+        assert _nccl_network.normalize_network(network) == network        # stable: applied twice, same word

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_catalog
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_catalog, _nccl_network
 
 REPO = Path(__file__).resolve().parents[4]
 NCCL = REPO / "tests" / "unit" / "fixtures" / "nccl"
@@ -189,8 +189,8 @@ def test_source_lines_are_named(line, sig_id):
     ("ofi:efa", None, "efa"), ("ofi:cxi", None, "ofi:cxi"), ("efa", None, "efa"),
 ])
 def test_every_net_plugin_name_the_sources_print_is_normalised(raw, provider, expected):
-    assert _nccl.normalize_network(raw, provider) == expected
-    assert expected.split(":")[0] in _nccl.NETWORKS or expected in _nccl.NETWORKS
+    assert _nccl_network.normalize_network(raw, provider) == expected
+    assert expected.split(":")[0] in _nccl_network.NETWORKS or expected in _nccl_network.NETWORKS
 
 
 def test_network_raw_is_kept():

@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_catalog
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_parser
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_signatures
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 LOGS = sorted((FIXTURES / "nccl").glob("*.log*")) + [
@@ -89,10 +92,10 @@ def check_shape(result, data):
         assert set(entry) == {"id", "line_no", "line", "hint", "time", "source"}
         assert entry["id"] in _nccl_catalog.SIGNATURE_IDS
         assert 1 <= entry["line_no"] <= result["lines"]
-        assert len(entry["line"]) <= _nccl.MAX_LINE_CHARS
+        assert len(entry["line"]) <= _nccl_signatures.MAX_LINE_CHARS
         per_id[entry["id"]] = per_id.get(entry["id"], 0) + 1
     for sig_id, count in per_id.items():
-        assert count <= _nccl.MAX_SIGNATURES_PER_ID
+        assert count <= _nccl_signatures.MAX_SIGNATURES_PER_ID
         assert result["signature_counts"][sig_id] >= count
     assert result["signature_ids"] == [i for i in _nccl_catalog.SIGNATURE_IDS if i in result["signature_counts"]]
     assert result["hosts"] == sorted(set(result["hosts"]))
@@ -100,7 +103,7 @@ def check_shape(result, data):
 
 
 def parse_in_chunks(data, size):
-    parser = _nccl.NcclLogParser()
+    parser = _nccl_parser.NcclLogParser()
     for offset in range(0, len(data), size):
         parser.feed(data[offset:offset + size])
     return parser.close()
@@ -212,6 +215,6 @@ def test_random_line_soups(data, chunk):
     assert parse_in_chunks(data, chunk) == result
     # helpers consumers call must cope with whatever came out
     for size in (0, 8, 1 << 30, 1 << 50):
-        value = _nccl.busbw_at_size(result, size)
+        value = _nccl_results.busbw_at_size(result, size)
         assert value is None or math.isfinite(value)
-    assert isinstance(_nccl.summarize(result), str)
+    assert isinstance(_nccl_results.summarize(result), str)

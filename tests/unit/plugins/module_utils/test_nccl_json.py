@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_json
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_results
 
 REPO = Path(__file__).resolve().parents[4]
 WRITER = REPO / "tests" / "unit" / "fixtures" / "nccl" / "nccl-tests-writer"
@@ -55,7 +56,7 @@ def test_json_and_text_of_the_same_run_agree(run):
         assert both[key] == text_only[key], key
     assert both["tables"][0]["test"] == "all_reduce_perf"
     assert both["avg_busbw_reported"] == pytest.approx(text_only["avg_busbw_reported"], abs=1e-4)
-    assert _nccl.busbw_at_size(both, 8 << 30) == _nccl.busbw_at_size(text_only, 8 << 30) == 338.82
+    assert _nccl_results.busbw_at_size(both, 8 << 30) == _nccl_results.busbw_at_size(text_only, 8 << 30) == 338.82
 
 
 def test_per_iteration_and_timestamp_columns_are_found_by_name():

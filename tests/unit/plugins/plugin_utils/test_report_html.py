@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _nccl, _profiles
+from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _nccl, _nccl_results, _profiles
 from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _report_html as h
 
@@ -288,11 +288,11 @@ def test_isolation_reaches_the_page_through_the_report():
 
 def test_sweep_comes_from_the_table_the_checks_judge():
     sweep, facts = l3_sweep("p5en.48xlarge")
-    table = _nccl.last_table(facts)
+    table = _nccl_results.last_table(facts)
     assert len(sweep["points"]) == len(table["rows"]) and sweep["test"] == "all_reduce_perf"
     assert sweep["nranks"] == 2 and sweep["nnodes"] == 1 and sweep["instance_type"] == "p5en.48xlarge"
     four = [p for p in sweep["points"] if p["size"] == 4 << 30][0]
-    assert four["busbw"] == _nccl.busbw_at_size(facts, 4 << 30)
+    assert four["busbw"] == _nccl_results.busbw_at_size(facts, 4 << 30)
     assert sweep["floors"] == [{"size": 4 << 30, "floor": 337.5}]
     assert _checks.nccl_sweep({"name": "x", "facts": None}) is None
     assert _checks.nccl_sweep({"name": "x", "facts": {"tables": []}}) is None
@@ -324,7 +324,7 @@ def test_level_assert_records_the_sweeps():
     result = _level_assert.judge(validated.validated_parameters)["result"]
     assert [s["name"] for s in result["sweeps"]] == ["sweep"]
     assert result["sweeps"][0]["instance_type"] == "p5en.48xlarge"
-    assert result["sweeps"][0]["points"][-1] == {"size": 4 << 30, "busbw": _nccl.busbw_at_size(facts, 4 << 30)}
+    assert result["sweeps"][0]["points"][-1] == {"size": 4 << 30, "busbw": _nccl_results.busbw_at_size(facts, 4 << 30)}
 
 
 def test_busbw_limit_from_the_instance_profile():
