@@ -355,6 +355,7 @@ EKS_P5 = os.path.join(ADT, "1.architectures", "4.amazon-eks", "eks-p5-odcr-vpc.y
 
 def groups_of(*paths):
     from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups as ng
+    from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups_tf as ngtf
     out, texts = [], {}
     for path in paths:
         if path.endswith(".tf"):
@@ -363,7 +364,7 @@ def groups_of(*paths):
         else:
             for doc in docs(path):
                 out.extend(ng.from_yaml_document(doc, os.path.basename(path)))
-    return out + ng.from_terraform(texts)
+    return out + ngtf.from_terraform(texts)
 
 
 def tf_eks_groups():
