@@ -207,8 +207,13 @@ def _rule_image_tag(ctr, opts):
         text = "uses the untagged image %r, which Kubernetes reads as :latest; %s" % (str(image), how)
     else:
         return  # a pinned tag, or a whole-image placeholder (reported as an unset variable when unset)
-    yield ("%s %s" % (ctr.title, text), ctr.path + ("image",),
-           {"actual": ref["tag"] or "untagged", "expected": ["latest", "untagged"], "op": "not_in"})
+    extra = {"actual": ref["tag"] or "untagged", "expected": ["latest", "untagged"], "op": "not_in"}
+    if not defaulted:  # the container sets a policy: the fix speaks of that one, not of a missing one
+        extra["fix"] = ("tag the image with a specific version or pin a digest (image@sha256:...): latest moves, "
+                        "so what runs is not what was tested%s" % (
+                            "; with imagePullPolicy: Always it is also pulled again on every start"
+                            if policy == "Always" else ""))
+    yield ("%s %s" % (ctr.title, text), ctr.path + ("image",), extra)
 
 
 def _rule_dev_shm(pod, opts):
@@ -581,7 +586,8 @@ def lint_document(doc, options=None, provided_env=None, file="", marks=None, fir
             severity = (opts.get("severity") or {}).get(rule.name) or extra.pop("severity", None) or \
                 severity_of(rule.name, opts)
             extra.pop("severity", None)
-            out.append(finding(rule.name, severity, message, fix_of(rule.name, opts), file=file,
+            fix = extra.pop("fix", None) or fix_of(rule.name, opts)  # a fix that fits this object better
+            out.append(finding(rule.name, severity, message, fix, file=file,
                                line=line, column=column, obj=label, container=container, path=fmt_path(path),
                                **extra))
 

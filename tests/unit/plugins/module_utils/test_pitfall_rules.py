@@ -144,6 +144,9 @@ def test_latest_is_named_with_its_effective_pull_policy():
     assert "imagePullPolicy is not set, so the API server makes it Always" in hits[0]["message"]
     explicit = found(one(TEAM_A, "PyTorchJob"), "image_tag")  # kubeflow/...imagenet:latest with IfNotPresent
     assert len(explicit) == 1 and "imagePullPolicy: IfNotPresent" in explicit[0]["message"]
+    # the fix fits the object (issue 31): no "without an explicit imagePullPolicy" on a container that sets one
+    assert "without an explicit imagePullPolicy" in hits[0]["fix"]
+    assert "imagePullPolicy" not in explicit[0]["fix"] and "pin a digest" in explicit[0]["fix"]
 
 
 def test_latest_behind_a_placeholder_registry_is_still_latest():
