@@ -9,6 +9,7 @@ LIBERO configs. With no values given, as a new user runs it."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -19,7 +20,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint 
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _lint_files, _sarif
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
-from local_helpers import fixture_repo  # noqa: E402 pylint: disable=wrong-import-position
+from local_helpers import SARIF_SCHEMA, fixture_repo  # noqa: E402 pylint: disable=wrong-import-position
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
@@ -131,6 +132,11 @@ def test_seed_every_namespace_use_is_located(seed):
               if r["ruleId"] == "unset_variable" and "${NAMESPACE}" in r["message"]["text"]][0]
     located = [result["locations"][0]["physicalLocation"]] + [r["physicalLocation"] for r in result["relatedLocations"]]
     assert sorted(loc["artifactLocation"]["uri"] for loc in located) == sorted(files)
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(str(SARIF_SCHEMA)) as handle:
+        schema = json.load(handle)
+    log = _sarif.sarif(findings, seed, "1.0.0")
+    assert [e.message for e in jsonschema.Draft4Validator(schema).iter_errors(log)] == []  # relatedLocations valid
 
 
 def test_seed_label_error_is_folded_into_the_unset_variable(seed):
