@@ -6,14 +6,18 @@ set -euo pipefail
 
 readonly LEVELS="0 1 2 3 3.5 4 5 6"
 
+# The program name in messages and --help: rlstack-validate sets RLSTACK_VALIDATE_PROG.
+prog=${RLSTACK_VALIDATE_PROG:-./validate.sh}
+
 usage() {
-  cat <<'EOF'
-Usage: ./validate.sh [--mode local|cluster] [--level N] [--skip-to N] [--example NAME]
-                     [--continue-on-error] [-i|--inventory PATH] [--report-dir DIR]
-                     [--repo DIR] [--path PATH]... [--values FILE] [--set NAME=VALUE]...
-                     [--envsubst-vars LIST] [--with-collection] [--verbose]
-                     [--dry-run] [-- ANSIBLE-PLAYBOOK-ARGS...]
-       rlstack-validate local [DIR] [OPTIONS]   (the same; lints DIR, default the current directory)
+  local text
+  text=$(cat <<'EOF'
+Usage: PROG [--mode local|cluster] [--level N] [--skip-to N] [--example NAME]
+         [--continue-on-error] [-i|--inventory PATH] [--report-dir DIR]
+         [--repo DIR] [--path PATH]... [--values FILE] [--set NAME=VALUE]...
+         [--envsubst-vars LIST] [--with-collection] [--verbose]
+         [--dry-run] [-- ANSIBLE-PLAYBOOK-ARGS...]
+       rlstack-validate local [DIR] [OPTIONS]   (--mode local --repo DIR; DIR defaults to the current directory)
 
 Validates an RL training stack with the rlstack.validation playbooks, level by level (L0-L6 and
 Phase 0 = L3.5), or checks everything locally without a cluster.
@@ -36,35 +40,48 @@ Phase 0 = L3.5), or checks everything locally without a cluster.
   --envsubst-vars LIST   local mode: only these variables are placeholders, as envsubst '${A} ${B}'.
   --with-collection      local mode: also render and check the collection's own manifests.
   --verbose              local mode: print every finding, not only the errors.
-  --report-dir DIR       write report.json and junit.xml there.
+  --report-dir DIR       write the reports there (see Outputs).
   --dry-run              print the ansible-playbook command instead of running it.
   -h, --help             print this help.
   -- ARGS                pass the rest to ansible-playbook (for example -- -vv -e key=value).
 
+Outputs: the VALIDATION RESULTS table on the console; with --report-dir DIR also DIR/report.json,
+DIR/junit.xml and DIR/report.html. Local mode adds DIR/findings.json (every finding) and
+DIR/local.sarif (SARIF 2.1.0, for code scanning), and ends with its own summary: the findings per
+rule and severity, where those two files are, and what the exit status means.
+
+Exit status: 0 every check passed (warnings and notes never fail a run); 2 a check failed (local
+mode: an error finding, or a check that could not run) or a flag is wrong; any other value is
+ansible-playbook's (4: a cluster was unreachable).
+
 Environment: ECR_URI sets the training image (validation_image), NCCL_TEST_IMAGE the nccl-tests
-image (validation_nccl_tests_image). The ansible-playbook of .venv/ is used when it exists.
+image (validation_nccl_tests_image). Local mode renders ${VAR} with your exported variables too, as
+your own envsubst would (--values and --set win over them). The ansible-playbook of .venv/ is used
+when it exists.
 
 Examples:
-  rlstack-validate local ~/src/my-training-repo --values ~/src/my-training-repo/.env
-  ./validate.sh --mode local --repo . --set IMAGE_URI=123.dkr.ecr.us-east-1.amazonaws.com/train:v3
-  ./validate.sh --mode local                              # this collection itself
-  ./validate.sh --mode cluster --level 3                 # stop after NCCL/EFA
-  ./validate.sh --mode cluster --skip-to 2 --level 3     # --tags from_l2 --skip-tags from_l4
-  ./validate.sh --mode cluster --level 5 --example maniskill-openvlaoft
-  ECR_URI=123456789.dkr.ecr.us-east-2.amazonaws.com/rlinf-on-eks/rlinf ./validate.sh --skip-to 2
+  rlstack-validate local ~/src/my-training-repo --values ~/src/my-training-repo/.env --report-dir /tmp/lint
+  PROG --mode local --repo . --set IMAGE_URI=123.dkr.ecr.us-east-1.amazonaws.com/train:v3
+  PROG --mode local                              # this collection itself
+  PROG --mode cluster --level 3                  # stop after NCCL/EFA
+  PROG --mode cluster --skip-to 2 --level 3      # --tags from_l2 --skip-tags from_l4
+  PROG --mode cluster --level 5 --example maniskill-openvlaoft
+  ECR_URI=123456789.dkr.ecr.us-east-2.amazonaws.com/rlinf-on-eks/rlinf PROG --skip-to 2
 EOF
+)
+  printf '%s\n' "${text//PROG/$prog}"
 }
 
 # One clear sentence on stderr, exit 2.
 die() {
-  printf 'validate.sh: %s\n' "$1" >&2
+  printf '%s: %s\n' "${prog##*/}" "$1" >&2
   exit 2
 }
 
 # The value of an option that needs one: "$1" is the option, "$2" the next argument.
 value_of() {
   if [ $# -lt 2 ] || [ -z "$2" ] || [ "${2#--}" != "$2" ]; then
-    die "$1 needs a value (see ./validate.sh --help)."
+    die "$1 needs a value (see $prog --help)."
   fi
   printf '%s' "$2"
 }
@@ -152,8 +169,8 @@ while [ $# -gt 0 ]; do
       passthrough=("$@")
       break
       ;;
-    -*) die "unknown option '$1' (see ./validate.sh --help)." ;;
-    *) die "unexpected argument '$1': every setting is an option (see ./validate.sh --help)." ;;
+    -*) die "unknown option '$1' (see $prog --help)." ;;
+    *) die "unexpected argument '$1': every setting is an option (see $prog --help)." ;;
   esac
 done
 
@@ -263,4 +280,19 @@ if [ "$dry_run" = true ]; then
   printf '\n'
   exit 0
 fi
-exec "${command[@]}"
+if [ "$mode" = cluster ]; then
+  exec "${command[@]}"
+fi
+
+# Local mode: the role writes its closing summary (exit code on the first line) instead of failing the
+# play; it is printed after the results table, and its code is the exit status.
+summary=$(mktemp "${TMPDIR:-/tmp}/rlstack-local-summary.XXXXXX")
+trap 'rm -f "$summary"' EXIT
+status=0
+"${command[@]}" -e "{\"local_checks_summary_file\": $(json_string "$summary")}" || status=$?
+if [ "$status" -eq 0 ] && [ -s "$summary" ]; then
+  read -r status <"$summary"
+  printf '\n'
+  tail -n +2 "$summary"
+fi
+exit "$status"

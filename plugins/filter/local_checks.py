@@ -16,7 +16,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils._data import pl
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
 from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import display_path
 from ansible_collections.rlstack.validation.plugins.plugin_utils import (
-    _lint_files, _local_plan, _local_render, _references, _sarif)
+    _lint_files, _local_closing, _local_plan, _local_render, _references, _sarif)
 
 
 def local_lint_files(paths, exclude=None, base="", patterns=None):
@@ -80,6 +80,12 @@ def local_summary(findings, verbose=False):
     return _sarif.summary(_plain(findings or []), bool(verbose))
 
 
+def local_closing(findings, plan=None, failed=None, out_dir="", root=""):
+    """Local mode's closing summary: {'exit_code', 'text'}."""
+    return _local_closing.closing(_plain(findings or []), _plain(plan or []), _plain(failed or []),
+                                  str(out_dir or ""), str(root or ""))
+
+
 def local_plan(levels, run_tags=None, skip_tags=None, grouped=None):
     """The rows of local mode, each with selected and reason, as --tags/--skip-tags select them."""
     return _local_plan.plan(_plain(levels or []), _plain(run_tags or []), _plain(skip_tags or []),
@@ -138,6 +144,7 @@ class FilterModule:
             "terraform_root_modules": terraform_root_modules,
             "terraform_checks": terraform_checks,
             "local_sarif": local_sarif,
+            "local_closing": local_closing,
             "local_summary": local_summary,
             "local_plan": local_plan,
             "local_settings": local_settings,

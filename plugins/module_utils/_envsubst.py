@@ -72,6 +72,15 @@ def parse_env_file(text, where="the env file"):
     return values
 
 
+def merged_values(environ=None, file_values=None, values=None):
+    """The values of a render, weakest first: the exported environment (what the user's own
+    ``envsubst`` sees), then the values file (--values), then the values given by name (--set)."""
+    out = dict((str(k), str(v)) for k, v in (environ or {}).items())
+    out.update(file_values or {})
+    out.update(dict((str(k), v) for k, v in (values or {}).items()))
+    return out
+
+
 def placeholders(text):
     """Names of the variables a text uses, in order of first use."""
     seen = []

@@ -20,7 +20,7 @@ import os
 import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils import (
-    _envsubst, _k8s_schema, _node_groups, _pitfall_rules)
+    _envsubst, _k8s_schema, _node_groups, _node_groups_tf, _pitfall_rules, _render_plan)
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     LintError, finding, fmt_path, is_k8s_object, object_label)
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import line_of, load_all
@@ -150,6 +150,54 @@ class ManifestLinter:
         self.unset = {}  # NAME -> [(file, line)]
         self.schema_used = set()
         self._loaded = {}  # path -> (shown, text, rendered, unset, docs or LintError)
+        self.render = {}  # shown path -> the repository's envsubst calls for it (_render_plan.plan)
+        self._clobbers = {}  # shown path -> its envsubst_clobbers findings
+
+    # --- how the repository renders each file (its scripts', docs' and own envsubst calls)
+
+    def read_render_plan(self, yaml_paths=(), other_paths=()):
+        """Read the envsubst calls of the scripts and docs (other_paths) and of the manifests' own comments."""
+        def texts(paths):
+            out = {}
+            for path in paths or []:
+                try:
+                    with open(path, "rb") as handle:
+                        text = handle.read().decode("utf-8", errors="replace")
+                except (IOError, OSError):
+                    continue
+                if "envsubst" in text:
+                    out[display_path(path, self.base)] = text
+            return out
+        manifests = dict((display_path(p, self.base), "") for p in yaml_paths or [])
+        manifests.update(texts(yaml_paths))
+        self.render = dict((k, v) for k, v in _render_plan.plan(manifests, texts(other_paths)).items() if v)
+        return self.render
+
+    def _render(self, shown, text):
+        """(rendered, unset) of one file the way the repository renders it; keeps its clobber findings."""
+        calls = self.render.get(shown) or []
+        only, plain = (self.only, []) if self.only is not None or not calls else _render_plan.render_of(calls)
+        if not (calls and self.envsubst != "off" and _envsubst.placeholders(text)) and \
+                not is_envsubst_template(text, self.envsubst, shown):
+            return text, {}
+        rendered, unset = _envsubst.substitute(text, self.values, only)
+        if self.only is not None:
+            return rendered, unset  # the user's own restriction (--envsubst-vars): every unset name is reported
+        try:
+            shell = _render_plan.shell_names([d for d, _m, _l in load_all(text, shown)])
+        except LintError:
+            shell = set()  # YAML only once rendered: nothing known of its scripts
+        if only is None:
+            # unrestricted: the shell's own variables are emptied (a finding when the repository says so), not unset
+            emptied = dict((n, lines) for n, lines in unset.items() if n in shell)
+            self._clobbers[shown] = _render_plan.clobber_findings(shown, emptied, plain, [], self.opts)
+            return rendered, dict((n, lines) for n, lines in unset.items() if n not in shell)
+        if plain:  # restricted by some calls, unrestricted by others: what would the unrestricted ones empty?
+            _full, unset_all = _envsubst.substitute(text, self.values, None)
+            emptied = dict((n, lines) for n, lines in unset_all.items() if n in shell)
+            self._clobbers[shown] = _render_plan.clobber_findings(
+                shown, emptied, plain, [c for c in calls if c["names"]], self.opts)
+        return rendered, unset
 
     # --- the repository's node groups (context of the node_selector, toleration and gpu_efa_request rules)
 
@@ -172,7 +220,7 @@ class ManifestLinter:
                     texts[display_path(path, self.base)] = handle.read().decode("utf-8", errors="replace")
             except (IOError, OSError):
                 continue  # the Terraform row reports unreadable files
-        groups.extend(_node_groups.from_terraform(texts))
+        groups.extend(_node_groups_tf.from_terraform(texts))
         self.opts["node_groups"] = groups
         return groups
 
@@ -187,9 +235,7 @@ class ManifestLinter:
         except (IOError, OSError) as exc:
             self._loaded[path] = (shown, None, None, {}, LintError("cannot read %s: %s" % (shown, exc)))
             return self._loaded[path]
-        rendered, unset = text, {}
-        if is_envsubst_template(text, self.envsubst, shown):
-            rendered, unset = _envsubst.substitute(text, self.values, self.only)
+        rendered, unset = self._render(shown, text)
         try:
             docs = load_all(rendered, shown)
         except LintError as exc:
@@ -216,8 +262,9 @@ class ManifestLinter:
                 self.schema_used.add(used)
                 for path, message in errors:
                     value = _value_at(doc, path)
-                    if isinstance(value, str) and any(("$" + n) in value or ("${" + n) in value for n in unset_names):
-                        continue  # reported once as the unset variable
+                    if any(re.search(r"\$\{?%s\b" % re.escape(n), text) for n in unset_names
+                           for text in ((value if isinstance(value, str) else ""), message)):
+                        continue  # reported once as the unset variable (a label map's error names the value)
                     line, column = where(path)
                     found.append(finding("schema", "error", "%s %s: %s" % (label, fmt_path(path) or "(object)", message),
                                          SCHEMA_FIX, file=file or source, line=line, column=column, obj=label,
@@ -270,6 +317,7 @@ class ManifestLinter:
         if not objects:
             return  # not a manifest (a playbook, a values file, tool configuration)
         self.files.append(shown)
+        self.findings.extend(self._clobbers.pop(shown, []))
         for name, lines in unset.items():
             self.unset.setdefault(name, []).extend((shown, line) for line in lines)
         for source, doc, marks, first_line in objects:

@@ -7,7 +7,8 @@
 :data:`RULES` is the only list of rules: each :class:`Rule` carries its name, default severity, one-line
 summary, fix and the function that finds it. The module's argument-spec ``choices``, the role's argument
 spec and defaults, the docs table and the severity of every finding come from it (a unit test keeps the
-YAML copies equal to it). To add a rule: write ``_rule_<name>(ctx)`` and add one ``Rule`` line.
+YAML copies equal to it). To add a rule: write ``_rule_<name>(ctx)`` and add one ``Rule`` line. What the
+rules look at (containers, images, scripts) is in ``_pitfall_objects``.
 
 A rule sees one container at a time (:class:`Container`) with the object, the pod spec and where each
 part is, and yields ``(message, path, extra)``; :func:`lint_document` turns that into findings
@@ -21,12 +22,15 @@ from __future__ import annotations
 import copy
 import os
 import re
-import shlex
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     SEVERITIES, LintError, finding, fmt_path, is_k8s_object, object_label)
+# what the rules look at (also imported from here by callers and tests)
+from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_objects import (
+    Container, commands_of, containers, control_flow, effective_pull_policy, find_keys, gpu_count, parse_image,
+    pod_specs, quantity, shell_script, split_script)
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import line_of
 
 
@@ -37,249 +41,6 @@ class Rule:
     def __init__(self, name, severity, summary, fix, scope, func):
         self.name, self.severity, self.summary, self.fix, self.scope, self.func = (
             name, severity, summary, fix, scope, func)
-
-
-# --------------------------------------------------------------------------------------------------
-# what the rules look at
-
-
-class Container:
-    """One container of one pod spec of one object, with paths for the marks."""
-
-    def __init__(self, doc, spec_path, spec, path, container, provided_env):
-        self.doc, self.spec_path, self.spec, self.path, self.data = doc, spec_path, spec, path, container
-        self.provided_env = set(provided_env or [])
-        self.name = str(container.get("name") or fmt_path(path))
-        self.kind = "init container" if "initContainers" in path else (
-            "ephemeral container" if "ephemeralContainers" in path else "container")
-
-    @property
-    def title(self):
-        return "%s %s of %s" % (self.kind, self.name, object_label(self.doc))
-
-    def env(self):
-        """{name: value} of the container's env (valueFrom entries have the value None)."""
-        out = {}
-        for item in self.data.get("env") or []:
-            if isinstance(item, dict) and item.get("name"):
-                out[str(item["name"])] = None if "valueFrom" in item else str(item.get("value", ""))
-        return out
-
-    def argv(self):
-        return [str(a) for a in list(self.data.get("command") or []) + list(self.data.get("args") or [])
-                if a is not None]
-
-
-def pod_specs(doc, path=()):
-    """Every pod spec inside an object: (path, spec) for each dict with a list `containers` (Pods, Jobs,
-    CronJobs, Deployments, MPIJobs, PyTorchJobs, RayClusters ... without a table of kinds)."""
-    found = []
-    if isinstance(doc, dict):
-        if isinstance(doc.get("containers"), list):
-            found.append((tuple(path), doc))
-        for key, value in doc.items():
-            if key in ("containers", "initContainers", "ephemeralContainers", "status"):
-                continue
-            found.extend(pod_specs(value, tuple(path) + (key,)))
-    elif isinstance(doc, list):
-        for index, value in enumerate(doc):
-            found.extend(pod_specs(value, tuple(path) + (index,)))
-    return found
-
-
-def containers(spec, path=()):
-    """(path, container) of the init, regular and ephemeral containers of a pod spec."""
-    out = []
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        items = spec.get(key)
-        if isinstance(items, list):
-            for index, item in enumerate(items):
-                if isinstance(item, dict):
-                    out.append((tuple(path) + (key, index), item))
-    return out
-
-
-def find_keys(doc, wanted, path=()):
-    """(path, value) of every key named `wanted`, at any depth (status left out)."""
-    out = []
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            if key == wanted:
-                out.append((tuple(path) + (key,), value))
-            if key != "status":
-                out.extend(find_keys(value, wanted, tuple(path) + (key,)))
-    elif isinstance(doc, list):
-        for index, value in enumerate(doc):
-            out.extend(find_keys(value, wanted, tuple(path) + (index,)))
-    return out
-
-
-def quantity(value):
-    """An integer quantity ('8', 8, '8.0' -> 8); None for anything else (a placeholder, '1Gi')."""
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(float(str(value).strip()))
-    except ValueError:
-        return None
-
-
-def gpu_count(container, gpu_resources):
-    resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
-    best = 0
-    for section in ("limits", "requests"):
-        values = resources.get(section) if isinstance(resources.get(section), dict) else {}
-        for name in gpu_resources:
-            if name in values:
-                # a GPU request written as a placeholder ($GPU_PER_NODE) still asks for GPUs
-                best = max(best, quantity(values.get(name)) if quantity(values.get(name)) is not None else 1)
-    return best
-
-
-# --------------------------------------------------------------------------------------------------
-# images
-
-
-def parse_image(image):
-    """{'tag', 'digest', 'placeholder'} of an image reference. A tag of '${TAG}' is a placeholder; in
-    '${ECR_URI}:latest' only the repository is, and the tag is 'latest'."""
-    text = str(image or "").strip()
-    digest = None
-    if "@" in text:
-        text, digest = text.split("@", 1)
-    # mask ${...} (same length) so a ':' inside a placeholder is not read as the tag separator
-    masked = re.sub(r"\$\{[^}]*\}", lambda m: "X" * len(m.group(0)), text)
-    slash = masked.rfind("/")
-    colon = masked.find(":", slash + 1)
-    tag = text[colon + 1:] if colon >= 0 else None
-    # image references are lower case: PLACEHOLDER_IMAGE (replaced by sed) is a placeholder, not an image
-    repository = text.rsplit(":", 1)[0] if tag is not None else text
-    placeholder = (not text) or bool(re.search(r"\$\{?\w|<[^>]*>|\{\{", text)) or bool(re.search(r"[A-Z]", repository))
-    tag_placeholder = tag is not None and bool(re.search(r"\$\{?\w|\{\{", tag))
-    return {"tag": tag, "digest": digest, "placeholder": placeholder, "tag_placeholder": tag_placeholder}
-
-
-def effective_pull_policy(container):
-    """imagePullPolicy as the API server defaults it (SetDefaults_Container in Kubernetes
-    pkg/apis/core/v1/defaults.go: Always when the tag is latest or missing and there is no digest,
-    else IfNotPresent)."""
-    policy = container.get("imagePullPolicy")
-    if policy:
-        return str(policy), False
-    ref = parse_image(container.get("image"))
-    if ref["digest"] is None and ref["tag"] in (None, "latest"):
-        return "Always", True
-    return "IfNotPresent", True
-
-
-# --------------------------------------------------------------------------------------------------
-# shell scripts
-
-
-def shell_script(argv, shells):
-    """(shell, script) of a `bash -c SCRIPT` style argv, or None. The shell may be a path or follow
-    `env`; its option may combine flags (-c, -lc, -ec, -euxc, -o pipefail -c)."""
-    for index, arg in enumerate(argv):
-        if os.path.basename(arg) not in shells:
-            continue
-        rest = argv[index + 1:]
-        position, has_c = 0, False
-        while position < len(rest) and rest[position].startswith("-"):
-            flag = rest[position]
-            if flag in ("-o", "+o") and position + 1 < len(rest):
-                position += 2
-                continue
-            if not flag.startswith("--") and "c" in flag[1:]:
-                has_c = True
-            position += 1
-            if has_c:
-                break
-        if has_c and position < len(rest):
-            return os.path.basename(arg), rest[position]
-        return None
-    return None
-
-
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
-_FUNCTION = re.compile(r"^\s*(?:function\s+[\w:.-]+|[A-Za-z_][\w:.-]*\s*\(\s*\))\s*(?:\{|\(|$)")
-_SEPARATORS = re.compile(r"&&|\|\||;;|[;|&(){}\n]")
-CONTROL_KEYWORDS = ("if", "elif", "for", "while", "until", "case", "select")
-
-
-def split_script(script):
-    """(code lines, heredoc bodies) of a shell script; comment and blank lines left out, heredoc bodies
-    kept apart (they are data for another program, such as `python - <<EOF`)."""
-    lines, bodies = [], []
-    pending = []
-    for raw in str(script).splitlines():
-        if pending:
-            end = pending[0]
-            if raw.strip() == end:
-                pending.pop(0)
-            else:
-                bodies[-1] += raw + "\n"
-            continue
-        line = _strip_comment(raw)
-        if not line.strip():
-            continue
-        lines.append(line)
-        for match in _HEREDOC.finditer(line):
-            pending.append(match.group(2))
-            bodies.append("")
-    return lines, bodies
-
-
-def _strip_comment(line):
-    quote = None
-    for index, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in ("'", '"'):
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
-            return line[:index]
-    return line
-
-
-def control_flow(script):
-    """The control-flow constructs of a shell script, in order: 'if', 'for', 'while', 'case', ...,
-    'function NAME'. Words inside quotes, heredocs and ${...} expansions do not count."""
-    lines, _bodies = split_script(script)
-    found = []
-    for line in lines:
-        masked = _QUOTED.sub("''", line)
-        masked = re.sub(r"\$\{[^}]*\}", "X", masked)
-        function = _FUNCTION.match(masked)
-        if function:
-            found.append("function " + re.sub(r"^function\s+|\s*\(\s*\).*$|\s*\{.*$", "", function.group(0).strip()))
-            continue
-        for command in _SEPARATORS.split(masked):
-            words = command.split()
-            if words and words[0] in CONTROL_KEYWORDS:
-                found.append(words[0])
-    return found
-
-
-def commands_of(container, shells):
-    """(argv of each command the container runs, heredoc bodies): the container's own argv, or each
-    command of its `bash -c` script (split on lines and ; && || |)."""
-    argv = container.argv()
-    script = shell_script(argv, shells)
-    if not script:
-        return [argv], []
-    lines, bodies = split_script(script[1])
-    out = []
-    for line in lines:
-        for part in re.split(r"&&|\|\||;|\|", line):
-            try:
-                words = shlex.split(part, posix=True)
-            except ValueError:
-                words = part.split()
-            if words:
-                out.append(words)
-    return out, bodies
 
 
 # --------------------------------------------------------------------------------------------------
@@ -312,9 +73,10 @@ def _words_of_path(path):
 
 def simulator_signals(container, simulator, shells):
     """Why the container runs the simulator: what it executes (python -m MODULE, import MODULE in
-    python -c or a heredoc, a script named after it, an env-type argument such as --env.type=libero) or
-    the simulator's config variable in its env. Paths, model names and repository ids in arguments or
-    env values are not signals."""
+    python -c or a heredoc, a script named after it, an env-type argument such as --env.type=libero, a
+    config name such as --config-name libero_spatial_ppo) or its env (the simulator's config variable, a
+    CONFIG_NAME naming a config of it, as an evaluation Job's launcher reads it). Paths, model names and
+    repository ids in arguments or env values are not signals."""
     word = simulator["word"]
     signals = []
     imports = [_import_regex(m) for m in simulator["modules"]]
@@ -337,6 +99,11 @@ def simulator_signals(container, simulator, shells):
             if runs_python and arg == "-c" and index + 1 < len(words):
                 if any(r.search(words[index + 1]) for r in imports):
                     signals.append("imports %s in python -c" % simulator["modules"][0])
+            if arg in _CONFIG_NAME_FLAGS and index + 1 < len(words) and _names_simulator(words[index + 1], word):
+                signals.append("selects the %s config %s (%s)" % (simulator["name"], words[index + 1], arg))
+            elif arg.split("=", 1)[0] in _CONFIG_NAME_FLAGS and "=" in arg and \
+                    _names_simulator(arg.split("=", 1)[1], word):
+                signals.append("selects the %s config %s" % (simulator["name"], arg))
             match = re.match(r"^-{0,2}([\w.]+)=(.*)$", arg)
             if match:
                 key, value = match.group(1).lower(), match.group(2).strip("'\"").lower()
@@ -354,7 +121,21 @@ def simulator_signals(container, simulator, shells):
     env = container.env()
     if simulator["config_env"] in env:
         signals.append("sets %s" % simulator["config_env"])
+    for name, value in sorted(env.items()):
+        # a launcher's config name in the env (an eval Job's CONFIG_NAME=libero_spatial_eval_...), not a path
+        if re.search(r"(?:^|_)CONFIG(?:_NAME)?$", name) and value and _names_simulator(value, word):
+            signals.append("sets %s=%s (a %s config)" % (name, value, simulator["name"]))
     return sorted(set(signals), key=signals.index)
+
+
+# Hydra's config-name flags (RLinf's launchers: examples/embodiment/*.py --config-name NAME)
+_CONFIG_NAME_FLAGS = ("--config-name", "--config_name", "-cn")
+
+
+def _names_simulator(value, word):
+    """A config name (not a path, a model or a repository id) one of whose words is the simulator's."""
+    value = str(value).strip("'\"")
+    return "/" not in value and "$" not in value and word in re.split(r"[^a-z0-9]+", value.lower())
 
 
 def _norm_dir(path, home):
@@ -426,8 +207,13 @@ def _rule_image_tag(ctr, opts):
         text = "uses the untagged image %r, which Kubernetes reads as :latest; %s" % (str(image), how)
     else:
         return  # a pinned tag, or a whole-image placeholder (reported as an unset variable when unset)
-    yield ("%s %s" % (ctr.title, text), ctr.path + ("image",),
-           {"actual": ref["tag"] or "untagged", "expected": ["latest", "untagged"], "op": "not_in"})
+    extra = {"actual": ref["tag"] or "untagged", "expected": ["latest", "untagged"], "op": "not_in"}
+    if not defaulted:  # the container sets a policy: the fix speaks of that one, not of a missing one
+        extra["fix"] = ("tag the image with a specific version or pin a digest (image@sha256:...): latest moves, "
+                        "so what runs is not what was tested%s" % (
+                            "; with imagePullPolicy: Always it is also pulled again on every start"
+                            if policy == "Always" else ""))
+    yield ("%s %s" % (ctr.title, text), ctr.path + ("image",), extra)
 
 
 def _rule_dev_shm(pod, opts):
@@ -484,11 +270,17 @@ def _rule_simulator_config(ctr, opts):
         stdin = bool(ctr.data.get("stdin") or ctr.data.get("tty"))
         effect = ("the pod waits forever (stdin/tty is open)" if stdin else
                   "with stdin closed (the Kubernetes default) input() raises EOFError and the import fails")
+        extra = {"actual": False, "expected": True, "op": "true"}
+        # a config name alone says the workload uses the simulator, not how its image was built: framework
+        # images that install LIBERO may write the config at build time (RLinf requirements/install.sh
+        # reset_libero_config, a3816b59), so it is a note to check the image, not a warning
+        if all(" config" in signal for signal in signals):
+            extra["severity"] = "info"
         yield ("%s runs %s (%s) but nothing in the pod provides %s: importing %s then calls input() (%s); %s, "
                "unless the image ships that file"
                % (ctr.title, simulator["name"], "; ".join(signals), config_file, simulator["modules"][0],
                   simulator["source"], effect),
-               ctr.path + ("env",), {"actual": False, "expected": True, "op": "true"})
+               ctr.path + ("env",), extra)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -703,6 +495,9 @@ RULES = (
     Rule("unset_variable", "warning", "A ${VAR} placeholder with no value",
          "give the variable a value (local_checks_values, an env file with local_checks_env_file, or -e), or "
          "restrict envsubst to the variables meant for it (local_checks_envsubst_vars)", "file", None),
+    Rule("envsubst_clobbers", "warning", "Unrestricted envsubst empties the script's own shell variables",
+         "render the file with the restricted form, envsubst '${A} ${B}' < file, naming only the variables meant "
+         "for envsubst: the others then reach the container's shell as written", "file", None),
 )
 
 RULE_NAMES = tuple(rule.name for rule in RULES)
@@ -786,7 +581,13 @@ def lint_document(doc, options=None, provided_env=None, file="", marks=None, fir
     def emit(rule, results, container=""):
         for message, path, extra in results:
             line, column = line_of(marks or {}, path, first_line) if (marks or first_line) else (0, 0)
-            out.append(finding(rule.name, severity_of(rule.name, opts), message, fix_of(rule.name, opts), file=file,
+            extra = dict(extra)
+            # a rule may lower one finding's severity (weak evidence); the user's severity setting still wins
+            severity = (opts.get("severity") or {}).get(rule.name) or extra.pop("severity", None) or \
+                severity_of(rule.name, opts)
+            extra.pop("severity", None)
+            fix = extra.pop("fix", None) or fix_of(rule.name, opts)  # a fix that fits this object better
+            out.append(finding(rule.name, severity, message, fix, file=file,
                                line=line, column=column, obj=label, container=container, path=fmt_path(path),
                                **extra))
 
@@ -819,12 +620,13 @@ def unset_variable_findings(unset_by_var, opts=None, file_of=None):
     for name in sorted(unset_by_var):
         uses = unset_by_var[name]
         first_file, first_line = uses[0]
-        more = " (and %d more)" % (len(uses) - 20) if len(uses) > 20 else ""
-        shown = ", ".join("%s:%d" % use for use in uses[:20]) + more
-        out.append(finding("unset_variable", severity_of("unset_variable", opts),
-                           "${%s} has no value; it is used at %s" % (name, shown), fix_of("unset_variable", opts),
-                           file=first_file, line=first_line, path=name, actual=len(uses), expected=0,
-                           unit="uses"))
+        # every use, none cut: SARIF gives each its own location (_sarif relatedLocations)
+        shown = ", ".join("%s:%d" % use for use in uses)
+        found = finding("unset_variable", severity_of("unset_variable", opts),
+                        "${%s} has no value; it is used at %s" % (name, shown), fix_of("unset_variable", opts),
+                        file=first_file, line=first_line, path=name, actual=len(uses), expected=0, unit="uses")
+        found["uses"] = [{"file": use[0], "line": int(use[1])} for use in uses]
+        out.append(found)
     return out
 
 

@@ -90,6 +90,15 @@ options:
     type: list
     elements: path
     default: []
+  instruction_paths:
+    description:
+      - "Scripts and docs whose C(envsubst) calls say how the repository renders each manifest of O(paths) (with the
+        manifests' own comments). A file that any call restricts (C(envsubst '${A} ${B}' < file)) is rendered
+        with the union of those names; see C(plugins/module_utils/_render_plan.py). O(envsubst_vars) wins over them."
+    type: list
+    elements: path
+    default: []
+    version_added: 1.1.0
   base_dir:
     description: File names below this directory are shown relative to it.
     type: path
@@ -140,6 +149,13 @@ options:
   env_file:
     description: A C(.env) style file (C(NAME=value), C(export NAME=value), C(#) comments) with more values.
     type: path
+  use_environment:
+    description:
+      - Also use the variables exported in the controller's environment, as the user's own C(envsubst) would see
+        them; O(env_file) and O(values) win over them.
+    type: bool
+    default: false
+    version_added: 1.1.0
   envsubst:
     description:
       - Which files are rendered. V(auto) renders files that use a placeholder outside C(command), C(args), C(env)
@@ -163,7 +179,7 @@ options:
         type: list
         elements: str
         choices: [deadline, image_pull_policy, image_tag, dev_shm, inline_script, simulator_config, gpu_efa_request,
-                  efa_hugepages, node_selector, toleration, unset_variable]
+                  efa_hugepages, node_selector, toleration, unset_variable, envsubst_clobbers]
       severity:
         description: Severity per rule (V(error), V(warning) or V(info)), over the rule's default.
         type: dict
@@ -348,6 +364,8 @@ node_groups:
   sample: ["p5-ocdr (eksctl managed node group, eks.yaml:30; p5.48xlarge; labels: none; no taints)"]
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.rlstack.validation.plugins.module_utils import (
@@ -369,6 +387,7 @@ def argument_spec():
         )),
         paths=dict(type="list", elements="path", default=[]),
         terraform_paths=dict(type="list", elements="path", default=[]),
+        instruction_paths=dict(type="list", elements="path", default=[]),
         base_dir=dict(type="path"),
         schema=dict(type="bool", default=True),
         kubernetes_version=dict(type="str", default="1.34"),
@@ -381,6 +400,7 @@ def argument_spec():
         unknown_kinds=dict(type="str", default="fail", choices=["fail", "skip"]),
         values=dict(type="dict", default={}),
         env_file=dict(type="path"),
+        use_environment=dict(type="bool", default=False),
         envsubst=dict(type="str", default="auto", choices=list(ENVSUBST_MODES)),
         envsubst_vars=dict(type="raw"),
         pitfalls=dict(type="dict", default={}, options=dict(
@@ -426,15 +446,16 @@ def _inline_object(item):
 
 
 def _values(params):
-    values = {}
+    file_values = {}
     if params["env_file"]:
         try:
             with open(params["env_file"], "r", encoding="utf-8") as handle:
-                values.update(_envsubst.parse_env_file(handle.read(), params["env_file"]))
+                file_values = _envsubst.parse_env_file(handle.read(), params["env_file"])
         except (IOError, OSError) as exc:
             raise LintError("cannot read the env file %s: %s" % (params["env_file"], exc))
-    values.update(dict((str(k), v) for k, v in (params["values"] or {}).items()))
-    return values
+    # the module runs on the controller (local connection): os.environ is the user's exported variables
+    environ = os.environ if params["use_environment"] else {}
+    return _envsubst.merged_values(environ, file_values, params["values"])
 
 
 def _checks(findings, documents, passing_name, rules):
@@ -465,6 +486,7 @@ def run(module):
     linter = ManifestLinter(validator, params["pitfalls"] or {}, params["unknown_kinds"], _values(params),
                             params["envsubst"], params["envsubst_vars"], base or "")
     yaml_files = manifest_files(params["paths"])
+    linter.read_render_plan(yaml_files, params["instruction_paths"])
     node_groups = linter.collect_node_groups(yaml_files, params["terraform_paths"])
     for item in params["manifests"]:
         linter.lint_object(_inline_object(item), item["source"], provided_env=item.get("provided_env") or [])

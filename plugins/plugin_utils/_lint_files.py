@@ -68,6 +68,8 @@ DEFAULT_PATTERNS = {
     "yaml": ["*.yml", "*.yaml"],
     "terraform": ["*.tf"],
     "kustomization": ["kustomization.yaml", "kustomization.yml", "Kustomization"],
+    # read for the envsubst calls that say how each manifest is rendered (_render_plan), not linted
+    "docs": ["*.md", "*.markdown", "*.rst"],
 }
 
 
@@ -111,15 +113,30 @@ def lint_files(paths, exclude=(), base="", patterns=None, use_git=True):
     return dict((kind, sorted(set(items))) for kind, items in out.items())
 
 
-SHELLCHECK_LEVELS = {"error": "error", "warning": "warning", "info": "info", "style": "info"}
+# The severity policy of shellcheck's comments (docs/local-mode.md, "Severity policy"): what makes a script
+# fail or do something else than it says is an error; what may be intended is a warning; what is about
+# shellcheck not seeing the whole program (a file it cannot follow) is a note, since the script is not wrong.
+SHELLCHECK_LEVELS = {"error": "error", "warning": "error", "info": "info", "style": "info"}
+SHELLCHECK_CODE_SEVERITY = {
+    "SC1090": "info",     # can't follow non-constant source: the sourced path is computed at run time
+    "SC1091": "info",     # not following a sourced file (not given, or not there before a build)
+    "SC2034": "warning",  # appears unused: often read by a script that sources this one
+    "SC2154": "warning",  # referenced but not assigned: often exported by the caller or the container
+    "SC2155": "warning",  # declare and assign separately: only hides a failing command's status
+}
 SHELLCHECK_FIX = ("fix it or, where it is intended, add `# shellcheck disable=SCxxxx` with the reason above the line "
                   "(https://www.shellcheck.net/wiki/SCxxxx)")
 
 
+def shellcheck_severity(code, level):
+    """The severity of one shellcheck comment under the policy above (code 'SC1090', level 'warning')."""
+    return SHELLCHECK_CODE_SEVERITY.get(code) or SHELLCHECK_LEVELS.get(str(level), "warning")
+
+
 def shellcheck_findings(output, files, base=""):
-    """(checks, findings) of `shellcheck --format=json1` output: one failing check and one finding per
-    comment (every comment shellcheck printed is at or above the --severity the run asked for), one passing
-    check per clean file."""
+    """(checks, findings) of `shellcheck --format=json1` output: one finding per comment, with the severity
+    of the policy (shellcheck_severity); a failing check per error, one passing check per file without an
+    error (its warnings and notes counted)."""
     try:
         data = json.loads(output)
     except (TypeError, ValueError):
@@ -134,17 +151,22 @@ def shellcheck_findings(output, files, base=""):
         shown = display_path(path, base)
         items = sorted(by_file.get(os.path.abspath(str(path)), []),
                        key=lambda c: (c.get("line", 0), c.get("column", 0), c.get("code", 0)))
+        errors = 0
         for item in items:
             code = "SC%s" % item.get("code")
-            found = finding("shellcheck", SHELLCHECK_LEVELS.get(str(item.get("level")), "warning"),
+            found = finding("shellcheck", shellcheck_severity(code, item.get("level")),
                             "%s (%s): %s" % (code, item.get("level"), item.get("message")),
                             SHELLCHECK_FIX.replace("SCxxxx", code), file=shown, line=item.get("line") or 0,
                             column=item.get("column") or 0, path=code, actual=1, expected=0)
             findings.append(found)
-            checks.append(check("shellcheck", "%s:%s:%s" % (shown, found["line"], found["column"]), op="eq",
-                                actual=1, expected=0, unit=code, message=found["message"], hint=found["fix"]))
-        if not items:
-            checks.append(check("shellcheck", shown, op="eq", actual=0, expected=0, unit="findings"))
+            if found["severity"] == "error":
+                errors += 1
+                checks.append(check("shellcheck", "%s:%s:%s" % (shown, found["line"], found["column"]), op="eq",
+                                    actual=1, expected=0, unit=code, message=found["message"], hint=found["fix"]))
+        if not errors:
+            notes = len(items)
+            checks.append(check("shellcheck", shown, op="eq", actual=0, expected=0,
+                                unit="errors" + (" (%d warnings or notes)" % notes if notes else "")))
     return checks, findings
 
 

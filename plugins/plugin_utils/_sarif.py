@@ -57,6 +57,15 @@ def sarif(findings, root="", version=""):
             if names:
                 location_["logicalLocations"] = [{"fullyQualifiedName": " ".join(names)}]
             result["locations"] = [location_]
+            # a finding about several places (every use of an unset variable): each is a related location, so
+            # code scanning shows it in every file
+            related = [use for use in item.get("uses") or [] if use.get("file")][1:]
+            if related:
+                result["relatedLocations"] = [
+                    {"id": index, "message": {"text": "used here"},
+                     "physicalLocation": {"artifactLocation": {"uri": _uri(use["file"]), "uriBaseId": "%SRCROOT%"},
+                                          "region": {"startLine": int(use.get("line") or 1)}}}
+                    for index, use in enumerate(related, start=1)]
         results.append(result)
     driver = {"name": TOOL, "informationUri": INFORMATION_URI, "rules": rules}
     if version:

@@ -20,6 +20,7 @@ BAD_SET = ROOT / "tests" / "local" / "bad_manifests"
 FIXTURES = ROOT / "tests" / "local" / "fixtures"
 SARIF_SCHEMA = FIXTURES / "sarif" / "sarif-schema-2.1.0.json"
 _REAL_REPOS = None
+_REPOS = {}
 TIMEOUT_S = 600
 
 
@@ -89,12 +90,25 @@ def real_repos():
     global _REAL_REPOS
     if _REAL_REPOS is None:
         dest = Path(tempfile.mkdtemp(prefix="rlstack-real-repos-")) / "repo"
-        shutil.copytree(str(FIXTURES), str(dest), ignore=shutil.ignore_patterns("sarif"))
+        shutil.copytree(str(FIXTURES), str(dest), ignore=shutil.ignore_patterns("sarif", "repos"))
         for path in sorted(dest.rglob("*.fixture")):
             path.rename(path.with_suffix(""))
         atexit.register(shutil.rmtree, str(dest.parent), True)
         _REAL_REPOS = dest
     return _REAL_REPOS
+
+
+def fixture_repo(name):
+    """tests/local/fixtures/repos/<name> (one whole repository, linted as its own root: see SOURCES.md there)
+    copied once per session to a temporary directory without the `.fixture` suffixes."""
+    if name not in _REPOS:
+        dest = Path(tempfile.mkdtemp(prefix="rlstack-repo-")) / name
+        shutil.copytree(str(FIXTURES / "repos" / name), str(dest))
+        for path in sorted(dest.rglob("*.fixture")):
+            path.rename(path.with_suffix(""))
+        atexit.register(shutil.rmtree, str(dest.parent), True)
+        _REPOS[name] = dest
+    return _REPOS[name]
 
 
 def materialize_bad_set(dest):

@@ -61,6 +61,16 @@ def test_env_file():
         e.parse_env_file("this is not\n")
 
 
+def test_exported_variables_render_and_values_win():
+    """export ECR_URI=... as the seed's READMEs say is honoured (issue 28 item 6); --values, then --set win."""
+    values = e.merged_values({"ECR_URI": "env/img", "NAMESPACE": "env-ns", "TAG": "env"},
+                             {"NAMESPACE": "file-ns", "TAG": "file"}, {"TAG": "set"})
+    assert values == {"ECR_URI": "env/img", "NAMESPACE": "file-ns", "TAG": "set"}
+    out, unset = e.substitute("image: ${ECR_URI}:${TAG}\nnamespace: ${NAMESPACE}\n", values)
+    assert out == "image: env/img:set\nnamespace: file-ns\n" and unset == {}
+    assert e.merged_values(None, None, None) == {}
+
+
 def test_which_files_are_templates():
     with open(os.path.join(FSDP_DIR, "llama3_1_8b-fsdp.yaml")) as handle:
         assert is_envsubst_template(handle.read(), "auto")  # ${IMAGE_URI} image, $NUM_NODES replicas

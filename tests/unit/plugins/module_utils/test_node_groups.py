@@ -16,10 +16,11 @@ import sys
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups as ng
+from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups_tf as ngtf
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
-from local_helpers import real_repos  # noqa: E402 pylint: disable=wrong-import-position
+from local_helpers import fixture_repo, real_repos  # noqa: E402 pylint: disable=wrong-import-position
 
 FIXTURES = str(real_repos())
 TF_EKS = os.path.join(FIXTURES, "adt-terraform-eks", "1.architectures", "4.amazon-eks", "terraform")
@@ -31,7 +32,7 @@ def tf_groups(*relative):
     for rel in relative:
         with open(os.path.join(TF_EKS, rel)) as handle:
             files[rel] = handle.read()
-    return ng.from_terraform(files)
+    return ngtf.from_terraform(files)
 
 
 def yaml_groups(path):
@@ -41,6 +42,26 @@ def yaml_groups(path):
     for doc, marks, first in load_all(text, path):
         out.extend(ng.from_yaml_document(doc, os.path.basename(path), marks, first))
     return out
+
+
+def test_karpenter_nodepool_written_in_hcl_kubernetes_manifest():
+    """aws-samples/sample-rlinf-on-eks infrastructure/workloads/main.tf: the GPU NodePool is a
+    resource "kubernetes_manifest" in HCL (issue 31: only the system group was found, six false alarms)."""
+    seed = str(fixture_repo("sample-rlinf-on-eks"))
+    files = {}
+    for rel in ("infrastructure/workloads/main.tf", "infrastructure/cluster/main.tf"):
+        with open(os.path.join(seed, rel)) as handle:
+            files[rel] = handle.read()
+    groups = by_name(ngtf.from_terraform(files))
+    assert sorted(groups) == [("Karpenter", "gpu-training"), ("Terraform", "system")]
+    pool = groups[("Karpenter", "gpu-training")]
+    assert (pool["file"], pool["line"]) == ("infrastructure/workloads/main.tf", 15)
+    assert pool["labels"]["node-role"] == ["gpu-training"]
+    assert [(t["key"], t["effect"]) for t in pool["taints"]] == [("nvidia.com/gpu", "NoSchedule")]
+    # the instance types come from var.gpu_instance_types (concat(...) of requirements): any type may be allowed
+    assert ng.fits(pool, {"node-role": "gpu-training", "node.kubernetes.io/instance-type": "p5en.48xlarge"}, [])
+    # the selector of five of its manifests, role=gpu-training, is set by no node group: a true finding
+    assert not any(ng.fits(g, {"role": "gpu-training"}, []) for g in groups.values())
 
 
 def by_name(groups):

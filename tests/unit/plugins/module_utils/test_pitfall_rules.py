@@ -144,6 +144,9 @@ def test_latest_is_named_with_its_effective_pull_policy():
     assert "imagePullPolicy is not set, so the API server makes it Always" in hits[0]["message"]
     explicit = found(one(TEAM_A, "PyTorchJob"), "image_tag")  # kubeflow/...imagenet:latest with IfNotPresent
     assert len(explicit) == 1 and "imagePullPolicy: IfNotPresent" in explicit[0]["message"]
+    # the fix fits the object (issue 31): no "without an explicit imagePullPolicy" on a container that sets one
+    assert "without an explicit imagePullPolicy" in hits[0]["fix"]
+    assert "imagePullPolicy" not in explicit[0]["fix"] and "pin a digest" in explicit[0]["fix"]
 
 
 def test_latest_behind_a_placeholder_registry_is_still_latest():
@@ -355,6 +358,7 @@ EKS_P5 = os.path.join(ADT, "1.architectures", "4.amazon-eks", "eks-p5-odcr-vpc.y
 
 def groups_of(*paths):
     from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups as ng
+    from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups_tf as ngtf
     out, texts = [], {}
     for path in paths:
         if path.endswith(".tf"):
@@ -363,7 +367,7 @@ def groups_of(*paths):
         else:
             for doc in docs(path):
                 out.extend(ng.from_yaml_document(doc, os.path.basename(path)))
-    return out + ng.from_terraform(texts)
+    return out + ngtf.from_terraform(texts)
 
 
 def tf_eks_groups():

@@ -29,7 +29,7 @@ def test_lint_files_walk_prunes_and_excludes(tmp_path):
     rel = dict((k, sorted(os.path.relpath(f, str(tmp_path)) for f in v)) for k, v in found.items())
     assert rel == {"shell": ["lib.bash", "run.sh"],
                    "yaml": [os.path.join(".github", "workflows", "ci.yml"), "conf.yml"],
-                   "terraform": [], "kustomization": []}
+                   "terraform": [], "kustomization": [], "docs": []}
     explicit = p.lint_files([str(tmp_path / "skip" / "me.sh")], ["skip"], str(tmp_path), use_git=False)
     assert explicit["shell"] == [str(tmp_path / "skip" / "me.sh")]
     with pytest.raises(LintError):
@@ -90,10 +90,33 @@ def test_shellcheck_from_the_repository_root(tmp_path):
     checks, findings = p.shellcheck_findings(proc.stdout, files, str(tmp_path))
     # .shellcheckrc applied (SC2034 unused variable gone), the source directive resolved (no SC1091)
     assert [(f["file"], f["line"], f["path"]) for f in findings] == [("run.sh", 5, "SC2164")]
-    assert findings[0]["column"] == 1 and findings[0]["severity"] == "warning"
+    # shellcheck's warning SC2164 (cd without a check) is an error of the policy: the script goes on elsewhere
+    assert findings[0]["column"] == 1 and findings[0]["severity"] == "error"
     assert [(c["node"], c["actual"]) for c in checks] == [("lib.sh", 0), ("ok.sh", 0), ("run.sh:5:1", 1)]
     with pytest.raises(LintError, match="no JSON"):
         p.shellcheck_findings("oops", files)
+
+
+def test_shellcheck_severity_policy_sc1090_is_a_note(tmp_path):
+    """SC1090 (a source path computed at run time) says shellcheck cannot see the file, not that the script
+    is wrong: a note, and the file's check passes (issue 31: four of them failed the seed's Shell row)."""
+    shellcheck = tool("shellcheck")
+    if not shellcheck:
+        pytest.skip("shellcheck is not installed")
+    (tmp_path / "run.sh").write_text('#!/bin/bash\nset -e\nsource "${ENV_FILE}"\nunused=1\n')
+    proc = subprocess.run([shellcheck, "--format=json1", "--external-sources", "--severity=warning", "run.sh"],
+                          cwd=str(tmp_path), stdout=subprocess.PIPE, universal_newlines=True, check=False)
+    checks, findings = p.shellcheck_findings(proc.stdout, [str(tmp_path / "run.sh")], str(tmp_path))
+    assert [(f["path"], f["severity"]) for f in findings] == [("SC1090", "info"), ("SC2034", "warning")]
+    assert [(c["node"], c["actual"], c["unit"]) for c in checks] == [("run.sh", 0, "errors (2 warnings or notes)")]
+
+
+@pytest.mark.parametrize("code, level, expected", [
+    ("SC1090", "warning", "info"), ("SC1091", "info", "info"), ("SC2034", "warning", "warning"),
+    ("SC1010", "warning", "error"), ("SC1073", "error", "error"), ("SC2086", "info", "info"),
+    ("SC2250", "style", "info")])
+def test_shellcheck_severity(code, level, expected):
+    assert p.shellcheck_severity(code, level) == expected
 
 
 def test_yamllint_relaxed_default(tmp_path):
