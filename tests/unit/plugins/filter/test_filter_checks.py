@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from ansible.template import trust_as_template
 
 from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
