@@ -71,8 +71,6 @@ def host_job_results(results):
     return {r.get("item", {}).get("name", ""): _checks.host_job_result(r) for r in _plain(results or [])}
 
 
-
-
 def dcgm_plan(level, nodes=None):
     """The DCGM diagnostic's level, time bound per node and GPU-minutes over `nodes` (runner_gpu_nodes)."""
     gpus = sum(int(n.get("gpus") or 0) for n in _plain(nodes or []))

@@ -26,8 +26,6 @@ def pods_summary(pods, expected=None, grace_s=None, want="running", start_timeou
                             start_timeout_s=_plain(start_timeout_s))
 
 
-
-
 def jobs_summary(jobs, pods=None, grace_s=None, workloads=None):
     return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
 
@@ -49,8 +47,6 @@ def admission_summary(objs, workloads=None, grace_s=None):
 def job_results(jobs, states, logs=None, stopped=None, gone=None):
     return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []), _plain(stopped or {}),
                            _plain(gone or {}))
-
-
 
 
 def gpu_nodes(nodes, transport="kubernetes", host=None):
@@ -112,8 +108,6 @@ def dns_label(text, max_len=63):
 
 def label_value(text, max_len=63):
     return k8s.label_value(text, int(max_len))
-
-
 
 
 def validation_plan(levels, examples=None, run_tags=None, skip_tags=None, phase0_enabled=False, example_filter="",

@@ -73,7 +73,6 @@ def test_job_log_and_eval_checks_filters_pass_the_log_error():
     assert checks_filter.job_log_checks(None, "", None)[0]["actual"] == "unknown"
 
 
-
 def test_example_job_filter_unknown_framework_is_a_filter_error():
     with pytest.raises(AnsibleFilterError, match="framework 'nope' has no contract"):
         checks_filter.example_job({"name": "x", "framework": "nope"}, "train", [], "img", 60)

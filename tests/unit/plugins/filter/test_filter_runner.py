@@ -66,7 +66,6 @@ def test_pods_summary_filter(convert):
     assert exact_types(summary)
 
 
-
 def test_probe_output_filter_reads_plain_stdout_and_registered_results():
     stdout = '{"probe": "smoke", "ok": true}\n__rlstack_rc=0\n'
     assert runner.probe_output(trust_as_template(stdout))["status"] == "ok"
@@ -150,7 +149,6 @@ def test_job_results_filter_on_tagged_values():
     assert out == {"a": {"state": states[0], "log": "ok\n", "log_error": ""}}
     assert exact_types(out)
     assert runner.job_results(jobs, states)["a"]["log_error"].startswith("no pod of the Job")
-
 
 
 def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():
