@@ -40,6 +40,7 @@ import sys
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_guard
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,14 +48,11 @@ _COLLECTION = os.path.dirname(os.path.dirname(_HERE))
 _WATCHDOG = os.path.join(_COLLECTION, "plugins", "plugin_utils", "_run_guard.py")
 # The directory that holds ansible_collections/rlstack/validation (a checkout's .collections, or an install path).
 _OWN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(_COLLECTION)))
-_RUNNER_VARS = os.path.join(_COLLECTION, "roles", "runner", "vars", "main.yml")
 
 
 def _runner_kinds():
-    """What the runner creates, from its one home (roles/runner/vars/main.yml, __runner_kinds)."""
-    import yaml  # pylint: disable=import-outside-toplevel
-    with open(_RUNNER_VARS) as handle:
-        return yaml.safe_load(handle)["__runner_kinds"]
+    """What a run may create, from its one home (plugins/module_utils/_objects_absent.py, RUN_KINDS)."""
+    return _objects_absent.run_kinds()
 
 
 def _collections_root():

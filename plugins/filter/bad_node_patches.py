@@ -18,7 +18,7 @@ description:
   - See docs/fleet-scale.md for the names and playbooks/release_nodes.yml for the undo.
 options:
   _input:
-    description: The run's findings (M(rlstack.validation.bad_node_findings) results, added up).
+    description: The run's findings (each level result's C(findings), from C(plugins/module_utils/_bad_nodes.py), added up).
     type: list
     elements: dict
     required: true

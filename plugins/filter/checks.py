@@ -71,10 +71,6 @@ def host_job_results(results):
     return {r.get("item", {}).get("name", ""): _checks.host_job_result(r) for r in _plain(results or [])}
 
 
-def node_expectations(instance_type, overrides=None):
-    return _checks.node_expectations(str(instance_type or ""), _plain(overrides or {}))
-
-
 def dcgm_plan(level, nodes=None):
     """The DCGM diagnostic's level, time bound per node and GPU-minutes over `nodes` (runner_gpu_nodes)."""
     gpus = sum(int(n.get("gpus") or 0) for n in _plain(nodes or []))
@@ -93,7 +89,6 @@ class FilterModule:
             "l4_checks": l4_checks,
             "job_log_checks": job_log_checks,
             "eval_checks": eval_checks,
-            "node_expectations": node_expectations,
             "libero_config": libero_config,
             "host_job_results": host_job_results,
             "example_job": example_job,

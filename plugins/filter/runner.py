@@ -26,10 +26,6 @@ def pods_summary(pods, expected=None, grace_s=None, want="running", start_timeou
                             start_timeout_s=_plain(start_timeout_s))
 
 
-def job_state(job, pods=None, grace_s=None, workloads=None):
-    return k8s.job_state(_plain(job), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
-
-
 def jobs_summary(jobs, pods=None, grace_s=None, workloads=None):
     return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
 
@@ -51,12 +47,6 @@ def admission_summary(objs, workloads=None, grace_s=None):
 def job_results(jobs, states, logs=None, stopped=None, gone=None):
     return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []), _plain(stopped or {}),
                            _plain(gone or {}))
-
-
-def probe_not_started(targets, ran, start_states, events=None, start_timeout_s=None, nodes=None, listed=True):
-    return k8s.probe_not_started(_plain(targets or []), _plain(ran or {}), _plain(start_states or []),
-                                 _plain(events or []), _plain(start_timeout_s), nodes=_plain(nodes or []),
-                                 listed=bool(listed))
 
 
 def gpu_nodes(nodes, transport="kubernetes", host=None):
@@ -120,17 +110,6 @@ def label_value(text, max_len=63):
     return k8s.label_value(text, int(max_len))
 
 
-def with_target_nodes(states, targets):
-    """Add `target_node` (the node name as the inventory/targets give it) to pod states."""
-    by_label = {k8s.dns_label(t.get("node", "")): t.get("node", "") for t in _plain(targets or [])}
-    out = []
-    for state in _plain(states or []):
-        state = dict(state)
-        state["target_node"] = by_label.get(state.get("target", ""), state.get("node", ""))
-        out.append(state)
-    return out
-
-
 def validation_plan(levels, examples=None, run_tags=None, skip_tags=None, phase0_enabled=False, example_filter="",
                     survey_tags=None):
     return _plan.build_plan(_plain(levels), _plain(examples or []), _plain(run_tags or []), _plain(skip_tags or []),
@@ -152,7 +131,6 @@ class FilterModule:
             "pods_summary": pods_summary,
             "admission_summary": admission_summary,
             "efa_request": efa_request,
-            "job_state": job_state,
             "jobs_summary": jobs_summary,
             "mpijob_state": mpijob_state,
             "probe_output": probe_output,
@@ -163,9 +141,7 @@ class FilterModule:
             "label_value": label_value,
             "validation_plan": validation_plan,
             "validation_survey": validation_survey,
-            "with_target_nodes": with_target_nodes,
             "job_results": job_results,
-            "probe_not_started": probe_not_started,
             "gpu_nodes": gpu_nodes,
             "daemonset_summary": daemonset_summary,
             "limit": limit,

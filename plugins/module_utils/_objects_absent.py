@@ -7,7 +7,12 @@
 The objects_absent module's logic: one list per kind, the deletes in parallel (a bounded fan-out), then one list per
 kind every `poll_s` until nothing is left or the deadline passes. A level's cleanup was one kubernetes.core.k8s call
 per kind, each a module start and a wait in steps of 1-5 s: about 8 s per level on the simulated cluster, for a
-handful of objects. Only `list` and `delete` are needed (no `deletecollection`), the verbs rbac/ grants.
+handful of objects. Only `list` and `delete` are needed (no `deletecollection`), the verbs rbac/ grants
+(tests/unit/plugins/module_utils/test_objects_absent.py compares them).
+
+The one home of what a run may create and how it is found (RUN_KINDS, the labels): the level cleanup
+(roles/runner/tasks/cleanup.yml), the interrupt watchdog (plugins/plugin_utils/_run_guard.py) and
+playbooks/cleanup.yml all read them here (through the rlstack.validation.run_kinds lookup in Ansible).
 """
 
 from __future__ import annotations
@@ -15,6 +20,34 @@ from __future__ import annotations
 import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils._fanout import CallError, bounded_map
+
+
+MANAGED_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "rlstack.validation"
+RUN_LABEL = "rlstack.io/run-id"
+# What a run may create, deleted in this order (owners first). TrainJob, MPIJob and ResourceClaimTemplate are the
+# kinds of an operator or driver that may not be installed: a level lists them only when it used them.
+RUN_KINDS = (
+    {"api_version": "kubeflow.org/v2beta1", "kind": "MPIJob"},
+    {"api_version": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob"},
+    {"api_version": "batch/v1", "kind": "Job"},
+    {"api_version": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate"},
+    {"api_version": "v1", "kind": "Pod"},
+    {"api_version": "v1", "kind": "Service"},
+    {"api_version": "v1", "kind": "ConfigMap"},
+)
+# The verbs the cleanup needs on each of RUN_KINDS (list to find, delete to remove; the module's wait lists again).
+CLEANUP_VERBS = ("list", "delete")
+
+
+def run_kinds():
+    """A copy of RUN_KINDS, as a list of dicts."""
+    return [dict(kind) for kind in RUN_KINDS]
+
+
+def delete_options(propagation_policy="Background"):
+    """The body of every DELETE of the cleanup (its owned objects go with it)."""
+    return {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation_policy}
 
 
 class KindNotServed(Exception):

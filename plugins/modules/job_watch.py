@@ -17,7 +17,9 @@ description:
     C(train)), or any training step (C(eval)), the module deletes that Job at once (its GPUs are freed)
     and returns the finding and the log; the framework contracts are the collection's
     C(plugins/module_utils/_frameworks.py).
-  - Talks to the cluster with the Kubernetes Python client (kubeconfig, context, or in-cluster config).
+  - Talks to the cluster as every kubernetes.core module does (its authentication options, the C(K8S_AUTH_*)
+    environment, the default kubeconfig or the in-cluster config; C(plugins/module_utils/_cluster_access.py)).
+  - The logic is C(plugins/module_utils/_job_watch.py).
 author:
   - rlstack.validation maintainers (@rlstack)
 options:
@@ -54,9 +56,21 @@ options:
         type: dict
         default: {}
   timeout_s:
-    description: Seconds to wait in all.
+    description: Seconds the whole watch may take, counted from its first step.
     type: int
     required: true
+  step_s:
+    description:
+      - Seconds this call waits at most; the runner repeats the call in an C(until) loop, so that the wait
+        prints its progress (the Jobs' pods in RV(resources)) and an interrupted run's module ends within a step.
+      - V(0) waits for the whole O(timeout_s) in one call.
+    type: int
+    default: 0
+  state_file:
+    description:
+      - A file on the controller that carries the watch from one step to the next (when it began, the Jobs it
+        stopped or found gone); removed when the watch ends. Unset, each call is a watch of its own.
+    type: path
   poll_s:
     description: Seconds between rounds.
     type: float
@@ -65,12 +79,8 @@ options:
     description: Seconds a pod may stay Pending with a problem before it counts as unable to run.
     type: float
     default: 45
-  kubeconfig:
-    description: Path of the kubeconfig (default the client's own lookup, then the in-cluster config).
-    type: path
-  context:
-    description: Context of the kubeconfig.
-    type: str
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
 attributes:
   check_mode:
     support: none
@@ -90,7 +100,12 @@ EXAMPLES = r"""
     jobs:
       - {name: rlsv-20261201-1200-ab12-train-maniskill, framework: rlinf, mode: train}
     timeout_s: 3900
+    step_s: 30
+    state_file: /tmp/rlstack-job-watch-20261201-1200-ab12.json
   register: watched
+  until: watched.settled or watched.timed_out
+  retries: 130
+  delay: 1
 """
 
 RETURN = r"""
@@ -98,8 +113,21 @@ settled:
   description: Every Job's pod finished, could not run, or its Job was stopped or deleted.
   type: bool
   returned: always
+timed_out:
+  description: The watch reached O(timeout_s) before it settled.
+  type: bool
+  returned: always
+resources:
+  description: The Jobs' pods as the last round listed them (managedFields left out), for the progress line.
+  type: list
+  elements: dict
+  returned: always
+step_s:
+  description: The bound of this call (O(step_s), or O(timeout_s) when that is 0), for the progress line.
+  type: int
+  returned: always
 stopped:
-  description: The Jobs deleted because their override did not take effect, by name, each with C(message),
+  description: The Jobs deleted because their override did not take effect (in this step or an earlier one), by name, each with C(message),
     C(line), C(step), C(total), C(log) and C(seen_after_s) (seconds from the start of the watch).
   type: dict
   returned: always
@@ -109,94 +137,95 @@ gone:
   type: dict
   returned: always
 elapsed_s:
-  description: Seconds the watch took.
+  description: Seconds since the watch's first step.
   type: float
   returned: always
 """
 
+import copy
 import time
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.rlstack.validation.plugins.module_utils import _job_watch
+from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
+from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import orphan_check
 
 try:
-    from kubernetes import client, config
-    HAS_K8S = True
-except ImportError:  # pragma: no cover - reported by the module
-    HAS_K8S = False
-
-from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
-
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+    import kubernetes
+except ImportError:  # reported by AnsibleK8SModule
+    kubernetes = None
 
 
-def _api(params):
-    try:
-        config.load_kube_config(config_file=params.get("kubeconfig"), context=params.get("context"))
-    except Exception:  # no kubeconfig: inside a pod
-        config.load_incluster_config()
-    return client.ApiClient()
+class Cluster:
+    """The calls _job_watch.watch makes, on one namespace and label selector."""
+
+    def __init__(self, api_client, namespace, selector):
+        self.api = api_client
+        self.core = kubernetes.client.CoreV1Api(api_client)
+        self.batch = kubernetes.client.BatchV1Api(api_client)
+        self.namespace, self.selector = namespace, selector
+
+    def list_pods(self):
+        return [self.api.sanitize_for_serialization(p) for p in self.core.list_namespaced_pod(
+            self.namespace, label_selector=self.selector).items]
+
+    def read_log(self, pod):
+        try:
+            return self.core.read_namespaced_pod_log(pod, self.namespace)
+        except kubernetes.client.exceptions.ApiException:
+            return None
+
+    def delete_job(self, name):
+        self.batch.delete_namespaced_job(name, self.namespace, propagation_policy="Background")
+
+    def job_names(self):
+        return set(j.metadata.name for j in self.batch.list_namespaced_job(
+            self.namespace, label_selector=self.selector).items)
 
 
-def main():
-    module = AnsibleModule(argument_spec=dict(
+def argspec():
+    spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec.update(
         namespace=dict(type="str", required=True),
         label_selectors=dict(type="list", elements="str", required=True),
         jobs=dict(type="list", elements="dict", required=True, options=dict(
             name=dict(type="str", required=True), framework=dict(type="str", default="custom"),
             mode=dict(type="str", choices=["train", "eval"], default="train"),
             launched=dict(type="dict", default={}))),
-        timeout_s=dict(type="int", required=True), poll_s=dict(type="float", default=2.0),
-        grace_s=dict(type="float", default=45.0), kubeconfig=dict(type="path"), context=dict(type="str"),
-    ), supports_check_mode=False)
-    if not HAS_K8S:
-        module.fail_json(msg=missing_required_lib("kubernetes"))
+        timeout_s=dict(type="int", required=True), step_s=dict(type="int", default=0),
+        state_file=dict(type="path"), poll_s=dict(type="float", default=2.0),
+        grace_s=dict(type="float", default=45.0),
+    )
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=False)
     params = module.params
+    state = _job_watch.load_state(params["state_file"], time.time())
     try:
-        contracts = {j["name"]: _frameworks.contract(j["framework"]) for j in params["jobs"]}
-    except ValueError as exc:
+        cluster = Cluster(get_api_client(module=module).client.client, params["namespace"],
+                          ",".join(params["label_selectors"]))
+        result = _job_watch.watch(cluster, params["jobs"], params["timeout_s"], params["grace_s"], params["poll_s"],
+                                  params["step_s"], state, orphaned=orphan_check())
+    except ValueError as exc:  # an unknown framework
         module.fail_json(msg=str(exc))
-    api = _api(params)
-    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
-    namespace, started = params["namespace"], time.time()
-    watched = {j["name"]: j for j in params["jobs"] if contracts[j["name"]].get("step_patterns")}
-    stopped, gone, settled = {}, {}, False
-    names = [j["name"] for j in params["jobs"]]
-    while True:
-        pods = [api.sanitize_for_serialization(p) for p in core.list_namespaced_pod(
-            namespace, label_selector=",".join(params["label_selectors"])).items]
-        for pod in pods:
-            meta = pod.get("metadata") or {}
-            job = (meta.get("labels") or {}).get(JOB_NAME_LABEL) or ""
-            phase = (pod.get("status") or {}).get("phase")
-            index = (meta.get("annotations") or {}).get("batch.kubernetes.io/job-completion-index")
-            if job not in watched or job in stopped or phase not in ("Running", "Succeeded", "Failed") \
-                    or index not in (None, "0"):
-                continue
-            try:
-                log = core.read_namespaced_pod_log(meta["name"], namespace)
-            except client.ApiException:
-                continue
-            spec = watched[job]
-            found = _frameworks.overrun(log, contracts[job], spec["mode"], spec["launched"])
-            if found and phase == "Running":
-                batch.delete_namespaced_job(job, namespace, propagation_policy="Background")
-                stopped[job] = dict(found, log=log, seen_after_s=round(time.time() - started, 1))
-        # A Job of this run that is gone and that this watch did not delete was deleted by someone else (a
-        # cleanup script, another run's cleanup): its pods go with it, so without this the wait ran to its bound.
-        present = set(j.metadata.name for j in batch.list_namespaced_job(
-            namespace, label_selector=",".join(params["label_selectors"])).items)
-        for name in _k8s_status.jobs_gone(names, present, stopped, gone):
-            gone[name] = {"seen_after_s": round(time.time() - started, 1)}
-        ended = set(stopped) | set(gone)
-        left = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) not in ended]
-        expected = len(params["jobs"]) - len(ended)
-        settled = expected == 0 or _k8s_status.pods_summary(left, expected, params["grace_s"], "finished")["settled"]
-        if settled or time.time() - started >= params["timeout_s"]:
-            break
-        time.sleep(params["poll_s"])
-    module.exit_json(changed=bool(stopped), settled=settled, stopped=stopped, gone=gone,
-                     elapsed_s=round(time.time() - started, 1))
+    except CoreException as exc:
+        module.fail_from_exception(exc)
+    except kubernetes.client.exceptions.ApiException as exc:
+        module.fail_json(msg="waiting on the Jobs in namespace %s: %s"
+                         % (params["namespace"], api_error_text(exc.status, exc.reason, exc.body)))
+    except Exception as exc:  # pylint: disable=broad-except
+        # The API guard's one sentence (sitecustomize loads it under its own name, so match the class by name).
+        if type(exc).__name__ != "APIUnreachableError":
+            raise
+        module.fail_json(msg=str(exc))
+    _job_watch.save_state(params["state_file"], result.pop("state"), result["settled"] or result["timed_out"])
+    module.exit_json(changed=bool(result["stopped"]), **result)
 
 
 if __name__ == "__main__":

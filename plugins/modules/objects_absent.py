@@ -122,7 +122,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
 from ansible_collections.rlstack.validation.plugins.module_utils._fanout import pooled_core_api
 from ansible_collections.rlstack.validation.plugins.module_utils._objects_absent import (
-    KindNotServed, collection_path, remove)
+    KindNotServed, collection_path, delete_options, remove)
 
 try:
     import kubernetes
@@ -181,7 +181,7 @@ def execute(module, api_client):
     def delete(spec, name):
         try:
             call("DELETE", "%s/%s" % (path_of(spec), name),
-                 body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": params["propagation_policy"]})
+                 body=delete_options(params["propagation_policy"]))
         except KindNotServed:
             pass  # gone already (or its kind went with its CRD)
 

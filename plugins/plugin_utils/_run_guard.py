@@ -30,9 +30,9 @@ import select
 import sys
 import time
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _api_guard
+from ansible_collections.rlstack.validation.plugins.module_utils import _api_guard, _cluster_access, _objects_absent
 
-RUN_LABEL = "rlstack.io/run-id"
+RUN_LABEL = _objects_absent.RUN_LABEL
 UNREACHABLE_MARK = _api_guard.MESSAGE_START
 # The whole cleanup of one cluster must end within this bound (the issue's 30 s, less startup).
 CLEANUP_BOUND_S = 25.0
@@ -70,14 +70,8 @@ def anchor_of(result):
     return meta.get("namespace") or "default", labels[RUN_LABEL], meta.get("name") or ""
 
 
-def plural(kind):
-    """The resource name of the kinds the runner creates (all regular English plurals)."""
-    return kind.lower() + "s"
-
-
 def collection_path(api_version, kind, namespace):
-    group = "/api/v1" if api_version == "v1" else "/apis/" + api_version
-    return "%s/namespaces/%s/%s" % (group, namespace, plural(kind))
+    return _objects_absent.collection_path(api_version, kind, namespace)
 
 
 class Cleaner:
@@ -93,6 +87,16 @@ class Cleaner:
                                  response_type="object", auth_settings=["BearerToken"], _return_http_data_only=True,
                                  _request_timeout=(5, 10))
         return data or {}
+
+    def _delete(self, path):
+        """1 when deleted, 0 when it was gone already (its owner's deletion took it)."""
+        try:
+            self._call("DELETE", path, None, _objects_absent.delete_options())
+        except Exception as exc:  # pylint: disable=broad-except
+            if getattr(exc, "status", None) == 404:
+                return 0
+            raise
+        return 1
 
     def listed(self, run, kind):
         """(name, being deleted) of each of the run's objects of this kind."""
@@ -112,18 +116,17 @@ class Cleaner:
         pod, which the garbage collector of a busy control plane may take longer than the bound to remove).
         Returns (deleted count, objects left, error text)."""
         start = self.clock()
-        selector = {"labelSelector": "%s=%s" % (RUN_LABEL, run["run_id"])}
         deleted, error, left = 0, "", []
         while True:
             left = []
             for kind in run["kinds"]:
                 try:
                     objects = self.listed(run, kind)
-                    live = [name for name, deleting in objects if not deleting]
-                    if live:
-                        self._call("DELETE", collection_path(kind["api_version"], kind["kind"], run["namespace"]),
-                                   selector, {"propagationPolicy": "Background"})
-                        deleted += len(live)
+                    path = collection_path(kind["api_version"], kind["kind"], run["namespace"])
+                    # one DELETE per object, as the level cleanup does (objects_absent): `delete` is the verb the
+                    # RBAC grants, not `deletecollection`
+                    for name in [name for name, deleting in objects if not deleting]:
+                        deleted += self._delete("%s/%s" % (path, name))
                     left += ["%s/%s" % (kind["kind"], name) for name, _deleting in objects]
                 except Exception as exc:  # pylint: disable=broad-except
                     error = str(exc).splitlines()[0][:300]
@@ -141,13 +144,21 @@ class Cleaner:
 
 
 def api_client_for(auth):
-    """A kubernetes ApiClient configured exactly as kubernetes.core configures its modules' clients."""
+    """A kubernetes ApiClient for the access the run's modules used: `auth` (the module arguments and the plan's
+    runner_cleanup_auth) resolved with the watchdog's environment, which is the controller's (K8S_AUTH_*,
+    KUBECONFIG, HOME), by the run's one rule (_cluster_access.resolve), and configured by kubernetes.core's own
+    functions, as its modules configure theirs."""
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import (  # pylint: disable=import-outside-toplevel
         _create_auth_spec, _create_configuration, _create_headers)
     import kubernetes  # pylint: disable=import-outside-toplevel
-    configuration = _create_configuration(_create_auth_spec(**auth))
+    resolved = _cluster_access.resolve(auth)
+    # impersonation is a header, not part of the access (kubernetes.core's _create_headers reads it the same way)
+    options = dict(resolved["auth"], **{k: v for k, v in (auth or {}).items() if k.startswith("impersonate_")})
+    if resolved["mode"] == "kubeconfig" and resolved["kubeconfig"]:
+        options["kubeconfig"] = resolved["kubeconfig"]
+    configuration = _create_configuration(_create_auth_spec(**options))
     client = kubernetes.client.ApiClient(configuration)
-    for header, value in _create_headers(**auth).items():
+    for header, value in _create_headers(**options).items():
         client.set_default_header(header, ",".join(value) if isinstance(value, list) else value)
     return client
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from ansible.template import trust_as_template
 
 from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
@@ -17,7 +16,7 @@ from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
-NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks", "node_expectations",
+NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks",
          "example_job", "dcgm_plan", "libero_config", "host_job_results"}
 
 
@@ -72,11 +71,6 @@ def test_job_log_and_eval_checks_filters_pass_the_log_error():
                                            {"floor": "0.5"})
     assert [(c["name"], c["actual"]) for c in evaluation] == [("job", "Complete"), ("success_rate:eval/libero_10/success_rate", 0.9)]
     assert checks_filter.job_log_checks(None, "", None)[0]["actual"] == "unknown"
-
-
-def test_node_expectations_filter():
-    assert checks_filter.node_expectations(trust_as_template("g6.8xlarge"), tagged({"efa_count": 0}))["efa_count"] == 0
-    assert checks_filter.node_expectations(None)["instance_type"] == ""
 
 
 def test_example_job_filter_unknown_framework_is_a_filter_error():

@@ -16,9 +16,9 @@ from ansible_collections.rlstack.validation.plugins.filter import runner
 from filter_helpers import tagged
 
 LEVELS = _levels.levels()
-NAMES = {"pods_summary", "job_state", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
-         "validation_survey", "with_target_nodes", "admission_summary", "efa_request", "job_results",
-         "probe_not_started", "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
+NAMES = {"pods_summary", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
+         "validation_survey", "admission_summary", "efa_request", "job_results",
+         "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
          "probe_command", "probe_results", "probe_pods"}
 
 
@@ -66,17 +66,6 @@ def test_pods_summary_filter(convert):
     assert exact_types(summary)
 
 
-def test_with_target_nodes_maps_dns_labels_back_to_inventory_names():
-    targets = tagged([{"node": "ip-10-0-1-23.us-west-2.compute.internal"}, {"node": "P5_Node_2"}])
-    states = tagged([{"pod": "a", "target": "ip-10-0-1-23-us-west-2-compute-internal", "node": "ip-10-0-1-23.us-west-2.compute.internal"},
-                     {"pod": "b", "target": "p5-node-2", "node": "ip-10-0-9-9.ec2.internal"},
-                     {"pod": "c", "target": "unknown", "node": "ip-10-0-7-7.ec2.internal"}])
-    out = runner.with_target_nodes(states, targets)
-    assert [s["target_node"] for s in out] == ["ip-10-0-1-23.us-west-2.compute.internal", "P5_Node_2", "ip-10-0-7-7.ec2.internal"]
-    assert out[0]["pod"] == "a"
-    assert runner.with_target_nodes(None, None) == []
-
-
 def test_probe_output_filter_reads_plain_stdout_and_registered_results():
     stdout = '{"probe": "smoke", "ok": true}\n__rlstack_rc=0\n'
     assert runner.probe_output(trust_as_template(stdout))["status"] == "ok"
@@ -99,7 +88,6 @@ def test_dns_label_and_label_value_filters_accept_text_lengths():
 
 def test_job_filters():
     job = tagged({"metadata": {"name": "j"}, "status": {"conditions": [{"type": "Complete", "status": "True"}]}})
-    assert runner.job_state(job, None, "30")["complete"] is True
     summary = runner.jobs_summary([job], [])
     assert summary["settled"] is True
     mpijob = tagged({"metadata": {"name": "m"}, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}})
@@ -128,7 +116,6 @@ def test_admission_summary_and_states_take_tagged_workloads():
                                                     "message": "couldn't assign flavors"}]}}])
     summary = runner.admission_summary([job], workloads, 45)
     assert summary["settled"] and "couldn't assign flavors" in summary["problems"][0]["problem"]["message"]
-    assert runner.job_state(job, [], 45, workloads)["settled"]
     assert runner.jobs_summary([job], [], 45, workloads)["settled"]
     assert runner.mpijob_state(job, [], 45, None)["settled"]
 
@@ -162,13 +149,6 @@ def test_job_results_filter_on_tagged_values():
     assert out == {"a": {"state": states[0], "log": "ok\n", "log_error": ""}}
     assert exact_types(out)
     assert runner.job_results(jobs, states)["a"]["log_error"].startswith("no pod of the Job")
-
-
-def test_probe_not_started_filter_on_tagged_values():
-    states = tagged([{"pod": "p", "target": "node-1", "phase": "Pending", "problem": None}])
-    out = runner.probe_not_started(tagged([{"node": "node-1"}]), tagged({}), states, None, trust_as_template("900"))
-    assert out["node-1"]["error"] == "the probe pod did not start within 900 s (Pending)"
-    assert exact_types(out)
 
 
 def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent as oa
 from ansible_collections.rlstack.validation.plugins.module_utils._objects_absent import (
     KindNotServed, collection_path, plural_of, remove)
 
@@ -164,3 +166,29 @@ def test_deletes_run_in_parallel_within_the_bound():
     out = remove([POD], cluster.list_names, delete, timeout_s=30, workers=8)
     assert out["deleted"] == {"Pod": 64} and out["left"] == {}
     assert 2 <= peak[0] <= 8
+
+
+def _role_rules():
+    import yaml
+    items = yaml.safe_load((Path(__file__).resolve().parents[4] / "rbac" / "rlstack-validation.yml").read_text())["items"]
+    return [item for item in items if item["kind"] == "Role"][0]["rules"]
+
+
+def _granted(rules, group, resource):
+    return set(v for r in rules if group in r["apiGroups"] and resource in r["resources"] for v in r["verbs"])
+
+
+def test_the_role_grants_the_cleanup_exactly_the_verbs_it_uses():
+    """Every kind a run may create (the one list, RUN_KINDS) is listed and deleted one object at a time by the level
+    cleanup, the interrupt watchdog and playbooks/cleanup.yml: the Role grants list and delete on each, and no
+    deletecollection anywhere (nothing uses it; StatefulSet, never created, is neither in the list nor granted)."""
+    from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_guard
+    rules = _role_rules()
+    for kind in oa.RUN_KINDS:
+        group = kind["api_version"].rpartition("/")[0]
+        assert set(oa.CLEANUP_VERBS) <= _granted(rules, group, oa.plural_of(kind["kind"])), kind
+    assert not [r for r in rules if "deletecollection" in r["verbs"]]
+    assert not [r for r in rules if "statefulsets" in r["resources"]]
+    assert "StatefulSet" not in [k["kind"] for k in oa.RUN_KINDS]
+    # the watchdog deletes by name through the same paths (not the collection)
+    assert _run_guard.collection_path("v1", "Pod", "n") == oa.collection_path("v1", "Pod", "n")

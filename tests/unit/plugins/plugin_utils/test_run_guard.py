@@ -130,6 +130,7 @@ class RacingApi:
     def call_api(self, path, method, **_kwargs):
         kind = "Job" if "/jobs" in path else "Pod"
         if method == "DELETE":
+            assert not path.endswith(("/jobs", "/pods")), "one DELETE per object, not deletecollection: " + path
             self.deletes.append(kind)
             for name in self.objects[kind]:
                 self.objects[kind][name] = True
