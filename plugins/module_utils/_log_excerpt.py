@@ -37,7 +37,7 @@ TOKEN_PATTERNS = [
 ]
 # NAME=value / NAME: value / "name": "value" where NAME looks secret: the value goes.
 SECRET_PAIR = re.compile(r"(?i)(\b([\w.-]*(?:token|secret|passw(?:or)?d|api_?key|access_?key|credentials?))"
-                         r"[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]{%d,})" % MIN_SECRET)
+                         r"[\"']?[ \t]*[:=][ \t]*[\"']?)([^\s\"',}]{%d,})" % MIN_SECRET)
 # Tokenizer settings that end in `token` but hold no secret (pad_token='<|endoftext|>').
 NOT_SECRET_NAME = re.compile(r"(?i)(?:pad|eos|bos|unk|sep|cls|mask)_token$")
 

@@ -1,7 +1,8 @@
 """A training script that fails inside its step, for the L5 failure excerpt (docs/verdicts.md, "Excerpt").
 
-It prints its configuration the way many training scripts do, the Hugging Face token included (a leak
-the collection must not repeat: the excerpt redacts it), prints a progress line, then raises from a
+It prints its configuration the way many training scripts do, the Hugging Face token and a store password
+included (leaks the collection must not repeat: the excerpt redacts them; the password has no shape a
+pattern knows, only its variable's name gives it away), prints a progress line, then raises from a
 nested function and exits 1 with Python's own traceback.
 Usage: python3 raise_in_step.py [--steps N]
 """
@@ -24,6 +25,7 @@ def main():
     args = parser.parse_args()
     print("config: steps=%d hf_token=%s" % (args.steps, os.environ.get("HF_TOKEN", "")), flush=True)
     print("config: wandb_api_key=%s" % os.environ.get("WANDB_API_KEY", ""), flush=True)
+    print("connecting to the dataset store as trainer/%s" % os.environ.get("STORE_PASSWORD", ""), flush=True)
     for step in range(1, args.steps + 1):
         print("step %d/%d: rollout done" % (step, args.steps), flush=True)
         train_step(step)

@@ -50,7 +50,7 @@ def test_a_failed_job_carries_the_excerpt_on_its_job_check_and_the_verdict_keeps
     job = [c for c in _verdicts(result) if c["name"] == "job"][0]
     assert not job["passed"]
     assert job["excerpt"][2] == "ValueError: reward model returned NaN at step 1 (--crash_in_step)"
-    assert job["excerpt"][0].endswith('raise_in_step.py", line 14, in reward')
+    assert job["excerpt"][0].endswith('raise_in_step.py", line 15, in reward')
     assert "config: steps=1 hf_token=[redacted]" in job["excerpt"]
     # one check carries it: the Traceback line of log_errors does not repeat it
     assert [c["name"] for c in _verdicts(result) if c.get("excerpt")] == ["job"]

@@ -19,6 +19,7 @@ SIM_LOGS = REPO / "sim" / "replay" / "logs"
 # The made-up secrets the recorded raise-in-step.log printed (tests/unit/fixtures/frameworks/SOURCES.md).
 HF_TOKEN = "hf_FAKEexampleTOKEN0123456789abcdefgh"
 WANDB_KEY = "0123456789abcdef0123456789abcdef01234567"
+STORE_PASSWORD = "Tr0ub4dor-and-3"
 
 
 def _read(path):
@@ -38,19 +39,23 @@ def test_real_trl_crash_shows_the_frame_code_and_exception_then_the_last_lines()
 def test_real_python_traceback_skips_the_caret_lines_and_redacts_the_printed_secrets():
     log = _read(FRAMEWORK_LOGS / "python" / "raise-in-step.log")
     assert HF_TOKEN in log and WANDB_KEY in log
-    out = ex.excerpt(log, {"HF_TOKEN": HF_TOKEN, "WANDB_API_KEY": WANDB_KEY, "PATH": "/usr/bin"})
-    assert out[:3] == ['  File "/work/wt/l5/tests/frameworks/raise_in_step.py", line 14, in reward',
+    out = ex.excerpt(log, {"HF_TOKEN": HF_TOKEN, "WANDB_API_KEY": WANDB_KEY, "STORE_PASSWORD": STORE_PASSWORD,
+                           "PATH": "/usr/bin"})
+    assert out[:3] == ['  File "/work/wt/l5/tests/frameworks/raise_in_step.py", line 15, in reward',
                        '    raise ValueError("reward model returned NaN at step %d (--crash_in_step)" % step)',
                        "ValueError: reward model returned NaN at step 1 (--crash_in_step)"]
     assert "config: steps=1 hf_token=[redacted]" in out
     assert "config: wandb_api_key=[redacted]" in out
-    assert not any(HF_TOKEN in line or WANDB_KEY in line for line in out)
+    assert "connecting to the dataset store as trainer/[redacted]" in out
+    assert not any(HF_TOKEN in line or WANDB_KEY in line or STORE_PASSWORD in line for line in out)
     assert not any(set(line.strip()) <= set("^") for line in out[:3])  # the traceback part skips the ^^^ lines
 
 
 def test_the_token_shapes_go_without_the_environment():
     out = ex.excerpt(_read(FRAMEWORK_LOGS / "python" / "raise-in-step.log"))
     assert "config: steps=1 hf_token=[redacted]" in out and "config: wandb_api_key=[redacted]" in out
+    # a password of no known shape goes only when the run's environment names it
+    assert "connecting to the dataset store as trainer/" + STORE_PASSWORD in out
 
 
 def test_real_torch_nccl_failure_gives_the_rank_traceback_and_the_first_nccl_warn():
@@ -99,6 +104,7 @@ def test_ray_prefixes_are_read_through():
     ("clone https://bob:pa55word@github.com/x", {}, "clone https://[redacted]@github.com/x"),
     ("token ghp_" + "a" * 36, {}, "token [redacted]"),
     ("MY_SECRET=abcdefgh rest", {}, "MY_SECRET=[redacted] rest"),
+    ("wandb_api_key=\nconnecting as bob", {}, "wandb_api_key=\nconnecting as bob"),  # an empty value, a whole log
     ('{"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG"}', {}, '{"aws_secret_access_key": "[redacted]"}'),
     ("pad_token=<|endoftext|> num_tokens=100000", {}, "pad_token=<|endoftext|> num_tokens=100000"),
     ("loaded plainvalue99 from s3", {"DB_PASSWORD": "plainvalue99"}, "loaded [redacted] from s3"),
