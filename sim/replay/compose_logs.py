@@ -20,6 +20,7 @@ JOB_LOGS = {
     "l5-train-step.log": "rlinf/rlinf-train-one-step.log",
     "l5-train-override-ignored.log": "rlinf/rlinf-train-override-ignored.log",
     "l5-train-fails.log": "trl/trl-train-crash.log.gz",
+    "l5-train-raises.log": "python/raise-in-step.log",
     "l6-eval.log": "rlinf/rlinf-eval.log",
     "l6-eval-low.log": "rlinf/rlinf-eval-low.log",
     # The 2-node example's head: RLinf's cluster lines (2 nodes; or 1 node, a worker that never joined a
