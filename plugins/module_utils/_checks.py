@@ -465,12 +465,11 @@ def placement_checks(log, node, expect):
     patterns = (framework or {}).get("cluster_patterns") or []
     found = _frameworks.cluster_seen(log, framework) if patterns else None
     if found is None:
-        checks.append(check("framework_nodes", node, "eq", None, wanted, evidence_missing=True,
-                            message=("no line of the %s log reports its cluster (patterns %s)"
-                                     % (expect.get("framework"), " or ".join(patterns))) if patterns else
-                            "the %s contract names no line that reports the cluster's nodes "
-                            "(plugins/module_utils/_frameworks.py cluster_patterns)" % (expect.get("framework") or
-                                                                                       "custom"),
+        name = expect.get("framework") or "custom"
+        missing = ("no line of the %s log reports its cluster (patterns %s)" % (name, " or ".join(patterns))
+                   if patterns else "the %s contract names no line that reports the cluster's nodes "
+                                    "(plugins/module_utils/_frameworks.py cluster_patterns)" % name)
+        checks.append(check("framework_nodes", node, "eq", None, wanted, evidence_missing=True, message=missing,
                             hint="a multi-node example is proven by the framework's own report of its cluster; "
                                  "add that line's pattern to the framework contract (docs/frameworks.md)"))
     else:
