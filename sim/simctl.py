@@ -927,7 +927,10 @@ def runtime() -> None:
                 ns, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
                 key = (ns, name, pod.metadata.uid)
                 if event["type"] != "DELETED" and node and ns not in SYSTEM_NAMESPACES:
-                    mark_peers(core, pod)
+                    try:
+                        mark_peers(core, pod)
+                    except Exception as exc:  # a peer deleted meanwhile: the next event of the Job tries again
+                        print(f"runtime: marking the peers of {ns}/{name}: {type(exc).__name__}: {exc}", flush=True)
                 if event["type"] == "DELETED" or not node or ns in SYSTEM_NAMESPACES or key in done:
                     continue
                 if node not in node_types:
