@@ -435,7 +435,9 @@ def placement_checks(log, node, expect):
     """A multi-node example (expect.nodes > 1): its pods ran on that many distinct nodes (`nodes`), and the
     framework's own log shows a cluster of that many nodes (`framework_nodes`, the contract's cluster_patterns).
 
-    expect: nodes, job (the Job's name), pods (Pod objects; those of other Jobs are ignored), framework."""
+    expect: nodes, job (the Job's name), pods (Pod objects; those of other Jobs are ignored), scheduled (the
+    namespace's Scheduled events: a pod the Job controller deleted before it was read still names its node there),
+    framework."""
     expect = expect or {}
     wanted = int(expect.get("nodes") or 1)
     if wanted <= 1:
@@ -452,14 +454,19 @@ def placement_checks(log, node, expect):
             scheduled = [c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
             why = (scheduled[0].get("message") if scheduled else "") or state["phase"]
             waiting.append("%s never started (%s)" % (state["pod"], why))
+    listed = set(((p.get("metadata") or {}).get("name")) for p in pods)
+    for name, placed in sorted(_scheduled(expect.get("scheduled"), job).items()):
+        if name not in listed:
+            ran.setdefault(placed, []).append(name + " (scheduled, gone before it was read)")
+            listed.add(name)
     seen = ", ".join("%s: %s" % (n, " ".join(sorted(names))) for n, names in sorted(ran.items())) or "none"
     count = sum(len(names) for names in ran.values())
     message = "%d pods on %d distinct nodes expected; %d pod%s ran on %d node%s (%s)%s" % (
         wanted, wanted, count, "" if count == 1 else "s", len(ran), "" if len(ran) == 1 else "s", seen,
         "; " + "; ".join(waiting) if waiting else "")
-    if len(pods) < wanted and not waiting:
+    if len(listed) < wanted and not waiting:
         message += "; %d of the Job's %d pods were not found (deleted before they were read)" % (
-            wanted - len(pods), wanted)
+            wanted - len(listed), wanted)
     checks = [check("nodes", node, "eq", len(ran), wanted, message=message, hint=HINT_NODES)]
     framework = _framework_contract(expect)
     patterns = (framework or {}).get("cluster_patterns") or []
@@ -481,6 +488,21 @@ def placement_checks(log, node, expect):
                                  "node-count setting (RLinf cluster.num_nodes) and that every worker joined the head",
                             excerpt=[found["line"]]))
     return checks
+
+
+SCHEDULED = re.compile(r"^Successfully assigned (?P<pod>[^/\s]+/[^/\s]+) to (?P<node>\S+)$")
+
+
+def _scheduled(events, job):
+    """{pod: node} from kube-scheduler's Scheduled events (`Successfully assigned <ns>/<pod> to <node>`, Eventf in
+    kubernetes pkg/scheduler/schedule_one.go, v1.34) of the pods of Job `job` (its pods are named `<job>-...`)."""
+    out = {}
+    for event in events or []:
+        match = SCHEDULED.match(str(event.get("message") or event.get("note") or ""))
+        pod = ((event.get("involvedObject") or event.get("regarding") or {}).get("name")) or ""
+        if match and pod.startswith(job + "-"):
+            out[pod] = match.group("node")
+    return out
 
 
 def _framework_contract(expect):

@@ -99,10 +99,26 @@ OTHER_JOB_POD = {"metadata": {"name": "other-0", "labels": {"batch.kubernetes.io
                  "spec": {"nodeName": "p5-node-1"}, "status": {"phase": "Succeeded"}}
 
 
-def _placement(log_name, pods, framework="rlinf", nodes=2):
+def _placement(log_name, pods, framework="rlinf", nodes=2, scheduled=None):
     log = (SIM_LOGS / log_name).read_text(encoding="utf-8")
     return {c["name"]: c for c in _verdicts(checks.placement_checks(
-        log, "", {"nodes": nodes, "job": JOB, "pods": pods + [OTHER_JOB_POD], "framework": framework}))}
+        log, "", {"nodes": nodes, "job": JOB, "pods": pods + [OTHER_JOB_POD], "framework": framework,
+                  "scheduled": scheduled or []}))}
+
+
+def _scheduled_event(pod, node):
+    # kube-scheduler's event as the core/v1 Event API lists it (schedule_one.go: "Successfully assigned %v/%v to %v")
+    return {"reason": "Scheduled", "involvedObject": {"kind": "Pod", "name": pod, "namespace": "rl"},
+            "message": "Successfully assigned rl/%s to %s" % (pod, node)}
+
+
+def test_a_worker_deleted_after_the_head_succeeded_counts_from_its_scheduled_event():
+    events = [_scheduled_event(JOB + "-0-x0", "p5-node-0"), _scheduled_event(JOB + "-1-x1", "p5-node-1"),
+              _scheduled_event("other-0", "p5-node-0")]
+    result = _placement("l5-train-step-2node.log", [_pod(0, "p5-node-0")], scheduled=events)
+    assert result["nodes"]["passed"] and result["nodes"]["actual"] == 2
+    raw = checks.placement_checks("", "", {"nodes": 2, "job": JOB, "pods": [_pod(0, "p5-node-0")], "scheduled": events})
+    assert "p5-node-1: %s-1-x1 (scheduled, gone before it was read)" % JOB in raw[0]["fail_msg"]
 
 
 def test_rlinf_contract_reads_its_own_cluster_line():
