@@ -48,6 +48,15 @@ MAX_P5_NODES = 1024
 ISOLATE_LEVEL = "isolate"  # the level label of a bad-node isolation run's pair MPIJobs (roles/isolate)
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 PAIR_CRASH_LABEL = "sim.rlstack.io/pair-crash"  # set by the runtime on a pair launcher whose NCCL crashes
+# A multi-node L5/L6 Job (Indexed, RLSTACK_NODES > 1: the runner's templates/job.yml.j2) runs until all its pods
+# run, as a Ray head waits for its workers (RLinf 0.3.0 cluster.py:355-360, "Waiting for N nodes to be ready"):
+# the runtime marks its pods PEERS_RUNNING then, and the default outcome ends only marked ones. A scenario's own
+# outcome for the example ends its pods whether or not their peers run (a run configured for fewer nodes).
+PEERS_RUNNING = "sim.rlstack.io/peers-running"
+JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+NODES_EXPR = '([.spec.containers[].env[]? | select(.name == "RLSTACK_NODES") | .value][0] // "1")'
+WAITS_FOR_PEERS = {"key": f'if {NODES_EXPR} == "1" then "alone" else (.metadata.annotations["{PEERS_RUNNING}"] '
+                          f'// "waiting") end', "operator": "NotIn", "values": ["waiting"]}
 
 
 def log(msg: str) -> None:
@@ -319,6 +328,7 @@ def scenario_stages(name: str) -> list:
     # Default: a Job pod (training step, evaluation, MPIJob launcher) runs for a few seconds, then succeeds.
     default = stage("sim-outcome-default", outcome_selector("", overridden_levels),
                     terminated("Succeeded", 0, "Completed"), delay="3s", weight=10)
+    default["spec"]["selector"]["matchExpressions"].append(WAITS_FOR_PEERS)
     # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") and example keys ("l5_training_step@one")
     # must be excluded from the default too.
     for key in outcomes:
@@ -787,12 +797,41 @@ def log_source(pod, scenario: str) -> Path | None:
     overrides = spec.get("logs") or {}
     key = f"{level}/{role}" if role else level
     example = labels.get(EXAMPLE_LABEL, "")
+    nodes = pod_nodes(pod)
+    if nodes > 1 and labels.get(JOB_INDEX_LABEL) not in (None, "0"):
+        return None  # a multi-node Job's worker (ray start --block) prints nothing the collection reads
     name = (overrides.get(f"{level}@{example}") if example else None) or overrides.get(key) or overrides.get(level)
     if not name:
         defaults = {"l3_multi_gpu/launcher": "l3-efa-healthy.log", "phase0_efa/launcher": "phase0-g6-efa.log",
                     "l5_training_step": "l5-train-step.log", "l6_evaluation": "l6-eval.log"}
         name = defaults.get(key)
+        # A multi-node head's log reports its N-node cluster where a recording exists (l5-train-step-2node.log).
+        if name and nodes > 1 and (SIM / "replay" / "logs" / name.replace(".log", f"-{nodes}node.log")).exists():
+            name = name.replace(".log", f"-{nodes}node.log")
     return SIM / "replay" / "logs" / name if name else None
+
+
+def pod_nodes(pod) -> int:
+    """RLSTACK_NODES of a pod's container (the nodes of its multi-node Job), 1 without it."""
+    for container in pod.spec.containers or []:
+        for env in container.env or []:
+            if env.name == "RLSTACK_NODES" and (env.value or "").isdigit():
+                return int(env.value)
+    return 1
+
+
+def mark_peers(core, pod) -> None:
+    """Mark every pod of a multi-node Job as soon as all of them run (WAITS_FOR_PEERS)."""
+    job = (pod.metadata.labels or {}).get("batch.kubernetes.io/job-name")
+    nodes = pod_nodes(pod)
+    if not job or nodes < 2 or pod.status.phase != "Running" or PEERS_RUNNING in (pod.metadata.annotations or {}):
+        return
+    peers = core.list_namespaced_pod(pod.metadata.namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
+    running = [p for p in peers.items if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
+    if len(running) >= nodes:
+        for peer in running:
+            core.patch_namespaced_pod(peer.metadata.name, peer.metadata.namespace,
+                                      {"metadata": {"annotations": {PEERS_RUNNING: "true"}}})
 
 
 def _load_sim_module(name: str, path: Path):
@@ -887,6 +926,11 @@ def runtime() -> None:
                 pod = event["object"]
                 ns, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
                 key = (ns, name, pod.metadata.uid)
+                if event["type"] != "DELETED" and node and ns not in SYSTEM_NAMESPACES:
+                    try:
+                        mark_peers(core, pod)
+                    except Exception as exc:  # a peer deleted meanwhile: the next event of the Job tries again
+                        print(f"runtime: marking the peers of {ns}/{name}: {type(exc).__name__}: {exc}", flush=True)
                 if event["type"] == "DELETED" or not node or ns in SYSTEM_NAMESPACES or key in done:
                     continue
                 if node not in node_types:

@@ -41,13 +41,15 @@ def l4_checks(probes, expect):
 def job_log_checks(result, node, expect):
     result = _plain(result or {})
     expect = dict(_plain(expect or {}), log_error=result.get("log_error"))
-    return _checks.log_checks(result.get("log") or "", result.get("state"), node, expect)
+    log = result.get("log") or ""
+    return _checks.log_checks(log, result.get("state"), node, expect) + _checks.placement_checks(log, node, expect)
 
 
 def eval_checks(result, node, expect):
     result = _plain(result or {})
     expect = dict(_plain(expect or {}), log_error=result.get("log_error"))
-    return _checks.l6_checks(result.get("log") or "", result.get("state"), node, expect)
+    log = result.get("log") or ""
+    return _checks.l6_checks(log, result.get("state"), node, expect) + _checks.placement_checks(log, node, expect)
 
 
 def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):

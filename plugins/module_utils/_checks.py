@@ -17,6 +17,7 @@ import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
+from ansible_collections.rlstack.validation.plugins.module_utils import _log_excerpt
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_network, _nccl_results
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
@@ -46,11 +47,13 @@ HINT_STORAGE = ("the shared storage is not writable from the pod: check the FSx 
 
 
 def check(name, node="", op="eq", actual=None, expected=None, hint="", message="", unit="", tolerance=None,
-          evidence_missing=False):
+          evidence_missing=False, excerpt=None):
     out = {"name": name, "node": node or "", "op": op, "actual": actual, "expected": expected, "hint": hint,
            "fail_msg": message, "unit": unit, "evidence_missing": bool(evidence_missing)}
     if tolerance is not None:
         out["tolerance"] = float(tolerance)
+    if excerpt:
+        out["excerpt"] = [str(line) for line in excerpt]
     return out
 
 
@@ -356,7 +359,8 @@ def log_checks(log, state, node, expect):
 
     expect: framework (contract name), mode (train | eval), launched (example_job's `launch`: command,
     overrides, delivery), success_markers (regexes; default the contract's done markers),
-    error_patterns, log_error."""
+    error_patterns, log_error, env (the run's environment: the values of its secret-looking variables are
+    redacted from the excerpt that the first failing check carries, _log_excerpt.py)."""
     expect = expect or {}
     checks = []
     state = state or {}
@@ -383,16 +387,20 @@ def log_checks(log, state, node, expect):
         return checks
     if not state.get("settled", True) and not state.get("complete") and not state.get("failed"):
         checks.append(check("job", node, "eq", "still running", "Complete",
-                            message="the Job did not finish within the wait", hint="raise the timeout or find the hang"))
+                            message="the Job did not finish within the wait", hint="raise the timeout or find the hang",
+                            excerpt=_log_excerpt.excerpt(log, expect.get("env"))))
         return checks
     outcome = "Complete" if state.get("complete") else ("Failed" if state.get("failed") else "unknown")
     exit_codes = [p.get("exit_code") for p in state.get("pods") or [] if p.get("exit_code") is not None]
     detail = (state.get("reason") or "") + (": " + state.get("message") if state.get("message") else "")
     if exit_codes:
         detail += " (exit code %s)" % exit_codes[-1]
+    # What the log shows of the cause (traceback, CUDA/NCCL line, last lines), on the first check that fails.
+    excerpt = _log_excerpt.excerpt(log, expect.get("env"))
     # A diagnosis of the job's state (e.g. the MPI operator not acting) carries its own fix.
     checks.append(check("job", node, "eq", outcome, "Complete", message=detail.strip(),
-                        hint=state.get("hint") or "read the log lines below; fix the training script, image or data"))
+                        hint=state.get("hint") or "read the log lines below; fix the training script, image or data",
+                        excerpt=excerpt if outcome != "Complete" else None))
     if not log:
         checks.append(check("log", node, "true", None, True, evidence_missing=True,
                             message=expect.get("log_error") or "the Job's log is empty",
@@ -404,13 +412,97 @@ def log_checks(log, state, node, expect):
         found = [m for m in markers if re.search(m, log)]
         checks.append(check("completion_marker", node, "true", bool(found), True,
                             message="looked for %s" % " or ".join(repr(m) for m in markers),
-                            hint="the framework did not report the step as done: check the one-step override"))
+                            hint="the framework did not report the step as done: check the one-step override",
+                            excerpt=excerpt if outcome == "Complete" and not found else None))
+    shown = any(c.get("excerpt") for c in checks)
     for pattern in expect.get("error_patterns") or []:
-        hits = [line.strip() for line in log.splitlines() if re.search(pattern, line)]
+        hits = [_log_excerpt.redact(line.strip()) for line in log.splitlines() if re.search(pattern, line)]
         checks.append(check("log_errors", node, "eq", hits[:3], [],
                             message="lines matching %r" % pattern,
-                            hint="the log shows an error; read the first lines above"))
+                            hint="the log shows an error; read the first lines above",
+                            excerpt=excerpt if hits and not shown else None))
+        shown = shown or bool(hits)
     return checks
+
+
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+HINT_NODES = ("a multi-node example must run one pod per node: check that every node of the Job has the free GPUs "
+              "(kubectl describe pod names why a pod is Pending), that the GPU request fills a node (or add a pod "
+              "anti-affinity on batch.kubernetes.io/job-name) and that the workers joined the head")
+
+
+def placement_checks(log, node, expect):
+    """A multi-node example (expect.nodes > 1): its pods ran on that many distinct nodes (`nodes`), and the
+    framework's own log shows a cluster of that many nodes (`framework_nodes`, the contract's cluster_patterns).
+
+    expect: nodes, job (the Job's name), pods (Pod objects; those of other Jobs are ignored), scheduled (the
+    namespace's Scheduled events: a pod the Job controller deleted before it was read still names its node there),
+    framework."""
+    expect = expect or {}
+    wanted = int(expect.get("nodes") or 1)
+    if wanted <= 1:
+        return []
+    job = expect.get("job") or ""
+    pods = [p for p in expect.get("pods") or []
+            if ((p.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) == job]
+    ran, waiting = {}, []
+    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or ""):
+        state = _k8s_status.pod_state(pod)
+        if state["node"] and state["phase"] in ("Running", "Succeeded", "Failed"):
+            ran.setdefault(state["node"], []).append(state["pod"])
+        else:
+            scheduled = [c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
+            why = (scheduled[0].get("message") if scheduled else "") or state["phase"]
+            waiting.append("%s never started (%s)" % (state["pod"], why))
+    listed = set(((p.get("metadata") or {}).get("name")) for p in pods)
+    for name, placed in sorted(_scheduled(expect.get("scheduled"), job).items()):
+        if name not in listed:
+            ran.setdefault(placed, []).append(name + " (scheduled, gone before it was read)")
+            listed.add(name)
+    seen = ", ".join("%s: %s" % (n, " ".join(sorted(names))) for n, names in sorted(ran.items())) or "none"
+    count = sum(len(names) for names in ran.values())
+    message = "%d pods on %d distinct nodes expected; %d pod%s ran on %d node%s (%s)%s" % (
+        wanted, wanted, count, "" if count == 1 else "s", len(ran), "" if len(ran) == 1 else "s", seen,
+        "; " + "; ".join(waiting) if waiting else "")
+    if len(listed) < wanted and not waiting:
+        message += "; %d of the Job's %d pods were not found (deleted before they were read)" % (
+            wanted - len(listed), wanted)
+    checks = [check("nodes", node, "eq", len(ran), wanted, message=message, hint=HINT_NODES)]
+    framework = _framework_contract(expect)
+    patterns = (framework or {}).get("cluster_patterns") or []
+    found = _frameworks.cluster_seen(log, framework) if patterns else None
+    if found is None:
+        name = expect.get("framework") or "custom"
+        missing = ("no line of the %s log reports its cluster (patterns %s)" % (name, " or ".join(patterns))
+                   if patterns else "the %s contract names no line that reports the cluster's nodes "
+                                    "(plugins/module_utils/_frameworks.py cluster_patterns)" % name)
+        checks.append(check("framework_nodes", node, "eq", None, wanted, evidence_missing=True, message=missing,
+                            hint="a multi-node example is proven by the framework's own report of its cluster; "
+                                 "add that line's pattern to the framework contract (docs/frameworks.md)"))
+    else:
+        checks.append(check("framework_nodes", node, "eq", found["nodes"], wanted,
+                            message="the framework saw %s node%s%s" % (
+                                found["nodes"], "" if found["nodes"] == 1 else "s",
+                                " and %s GPUs" % found["gpus"] if found["gpus"] is not None else ""),
+                            hint="the framework started on fewer nodes than the example asks for: check its "
+                                 "node-count setting (RLinf cluster.num_nodes) and that every worker joined the head",
+                            excerpt=[found["line"]]))
+    return checks
+
+
+SCHEDULED = re.compile(r"^Successfully assigned (?P<pod>[^/\s]+/[^/\s]+) to (?P<node>\S+)$")
+
+
+def _scheduled(events, job):
+    """{pod: node} from kube-scheduler's Scheduled events (`Successfully assigned <ns>/<pod> to <node>`, Eventf in
+    kubernetes pkg/scheduler/schedule_one.go, v1.34) of the pods of Job `job` (its pods are named `<job>-...`)."""
+    out = {}
+    for event in events or []:
+        match = SCHEDULED.match(str(event.get("message") or event.get("note") or ""))
+        pod = ((event.get("involvedObject") or event.get("regarding") or {}).get("name")) or ""
+        if match and pod.startswith(job + "-"):
+            out[pod] = match.group("node")
+    return out
 
 
 def _framework_contract(expect):

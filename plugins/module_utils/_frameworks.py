@@ -55,7 +55,15 @@ CONTRACTS = {
         ],
         "done_markers": [r"Global Step:\s+1/1\b", r"Global Step:\s+100%\|[^|]*\|\s*1/1\b"],
         "metric_patterns": [r"'(?P<name>eval/success_(?:once|at_end))':\s*" + VALUE],
+        # The Ray cluster the run saw: a multi-node example passes only when this shows all its nodes.
+        "cluster_patterns": [r"RLinf is running on a cluster with (?P<nodes>\d+) nodes? and "
+                             r"(?P<gpus>\d+) accelerators?\b"],
         "sources": [
+            "rlinf/scheduler/cluster/cluster.py:355-374 (0.3.0): Cluster._init_and_launch_managers waits while "
+            "fewer Ray nodes are alive than cluster.num_nodes (WARNING `Waiting for N nodes to be ready, currently "
+            "M nodes available.`), then logs INFO f\"{SYS_NAME} is running on a cluster with {len(self._nodes)} "
+            "node{'s' if ...} and {self.num_accelerators} accelerator{'s' if ...}. The nodes' details are: \" "
+            "through the `RLinf` logger, format `[%(levelname)s %(asctime)s %(name)s] %(message)s` (:213-227)",
             "rlinf/utils/metric_utils.py:301 (0.3.0): f\"Global Step: {step + 1:4d}/{total_steps}\" prints "
             "`Global Step:    1/1`",
             "rlinf/runners/reasoning_runner.py:440 (0.3.0): the math runner's tqdm bar, desc=\"Global Step\"",
@@ -133,6 +141,7 @@ CONTRACTS = {
         "step_patterns": [],
         "done_markers": [r"TRAINING_STEP_TEST_PASSED"],
         "metric_patterns": [r"(?P<name>[\w/.-]*success_rate)\s*[:=]\s*" + VALUE],
+        "cluster_patterns": [],
         "sources": ["TRAINING_STEP_TEST_PASSED is echoed by a wrapper after the program exits 0 (the RLinf-on-EKS "
                     "sample's tests/manifests/training-step-test.yaml:110); no framework prints it"],
     },
@@ -181,7 +190,7 @@ def contract(name, extra=None):
     for key, value in (extra or {}).items():
         if value not in (None, "", []):
             out[key] = value
-    for key in ("step_patterns", "done_markers", "metric_patterns"):
+    for key in ("step_patterns", "done_markers", "metric_patterns", "cluster_patterns"):
         for pattern in out.get(key) or []:
             try:
                 re.compile(pattern)
@@ -264,6 +273,22 @@ def overrun(log, framework_contract, mode, launched=None):
         return {"step": step, "total": total, "line": seen["line"], "message": "%s; the log shows %r" % (
             what, seen["line"])}
     return None
+
+
+def cluster_seen(log, framework_contract):
+    """The last line where the framework reports its cluster: {nodes, gpus, line}, or None (no such line, or
+    a contract without cluster_patterns). gpus is None when the line names the nodes only."""
+    patterns = [re.compile(p) for p in framework_contract.get("cluster_patterns") or []]
+    seen = None
+    for line in log_lines(log):
+        for regex in patterns:
+            match = regex.search(line)
+            if match:
+                groups = match.groupdict()
+                seen = {"nodes": _int(groups.get("nodes")), "gpus": _int(groups.get("gpus")),
+                        "line": line.strip()[:300]}
+                break
+    return seen
 
 
 def done(log, framework_contract):

@@ -17,6 +17,7 @@ import re
 import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils import _log_excerpt
 from ansible_collections.rlstack.validation.plugins.module_utils._limits import LOST_NODE_TOLERATION_S, PROBLEM_GRACE_S
 
 TARGET_LABEL = "rlstack.io/target"
@@ -713,7 +714,9 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
     because their log showed the run going past its one step (their state is "Stopped", their log the one
     the watch read); `gone` job_watch's {Job name: {seen_after_s}} of the Jobs someone else deleted (their
     state names the deletion, gone_job_state). A Job the API did not return gets NO_JOB_STATE; a Job without
-    a pod gets the log_error that says so.
+    a pod gets the log_error that says so. Each log comes back redacted: the values of the Job's own
+    secret-looking variables and common token shapes (_log_excerpt.py), so no later task, check or report
+    holds them.
     """
     by_name = {}
     for state in states or []:
@@ -721,12 +724,13 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
     out = {}
     for job in jobs or []:
         kname = _meta(job.get("definition") or {}).get("name")
+        secrets = _log_excerpt.secret_values(job_env(job.get("definition") or {}))
         stop = (stopped or {}).get(kname)
         if stop:
             out[job.get("name")] = {
                 "state": {"settled": True, "complete": False, "failed": True, "pods": [], "problems": [],
                           "reason": "Stopped", "message": "deleted %ss into the wait" % stop.get("seen_after_s")},
-                "log": stop.get("log") or "", "log_error": ""}
+                "log": _log_excerpt.redact(stop.get("log") or "", secrets), "log_error": ""}
             continue
         if kname in (gone or {}) and kname not in by_name:
             out[job.get("name")] = {"state": gone_job_state((gone[kname] or {}).get("seen_after_s")), "log": "",
@@ -739,9 +743,16 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
                                     "log_error": "no pod of the Job was found, so there is no log"}
             continue
         first = found[0]
-        out[job.get("name")] = {"state": state, "log": first.get("log", ""),
+        out[job.get("name")] = {"state": state, "log": _log_excerpt.redact(first.get("log", ""), secrets),
                                 "log_error": first.get("msg", "") if first.get("failed") else ""}
     return out
+
+
+def job_env(definition):
+    """The literal variables ([{name, value}]) of every container of a Job definition (valueFrom has no value)."""
+    spec = ((definition.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return [e for c in spec.get("containers") or [] for e in c.get("env") or []
+            if isinstance(e, dict) and e.get("value") is not None]
 
 
 # Problems of a pod that its node's state explains: a node gone NotReady leaves its pods Pending, marks them not

@@ -41,6 +41,7 @@ def argument_spec():
                 fail_msg=dict(type="str", default=""),
                 evidence_missing=dict(type="bool", default=False),
                 severity=dict(type="str", default="fail", choices=["fail", "warn"]),
+                excerpt=dict(type="list", elements="str"),
             ),
         ),
         nccl=dict(

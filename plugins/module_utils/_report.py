@@ -486,6 +486,9 @@ def _failed_text(check):
     parts.append("  actual: %s" % _short(check.get("actual")))
     if check.get("hint"):
         parts.append("  hint: %s" % check["hint"])
+    if check.get("excerpt"):  # the log lines that show the cause (a failed L5/L6 run), already redacted
+        parts.append("  log excerpt:")
+        parts.extend("    %s" % line for line in check["excerpt"])
     return "\n".join(parts)
 
 

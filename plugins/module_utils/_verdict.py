@@ -12,6 +12,9 @@ Every check evaluates to one entry::
 
     {name, node, op, expected, actual, unit, passed, message, hint, evidence_missing}
 
+plus, on a failed check that has one, ``excerpt``: the lines of a log that show the cause (a failed L5/L6
+run's traceback, CUDA/NCCL line and last lines, redacted; _log_excerpt.py), at most MAX_EXCERPT of them.
+
 A check never raises: a value that cannot be compared (a non-numeric string for ``ge``, a bad regex, a
 tolerance of 10 instead of 0.1) makes the check fail with a message that says what to fix.
 """
@@ -30,6 +33,7 @@ OPS = (
 )
 NUMERIC_OPS = ("ge", "gt", "le", "lt")
 STATUSES = ("PASS", "FAIL", "SKIPPED")
+MAX_EXCERPT = 40  # lines of a check's excerpt kept in the result
 
 EVIDENCE_MISSING = "could not collect the evidence"
 EVIDENCE_HINT = (
@@ -350,6 +354,10 @@ def evaluate_check(spec):
         entry["severity"] = "warn"
         if not entry["passed"]:
             entry.update(passed=True, warning=True, message="WARNING " + entry["message"])
+    excerpt = spec.get("excerpt")
+    if excerpt and not entry["passed"]:
+        entry["excerpt"] = [str(line) for line in (excerpt if isinstance(excerpt, (list, tuple)) else [excerpt])][
+            :MAX_EXCERPT]
     return entry
 
 

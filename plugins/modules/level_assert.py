@@ -118,6 +118,12 @@ options:
         type: str
         default: fail
         choices: [fail, warn]
+      excerpt:
+        description:
+          - Lines of a log that show why the check failed (an L5/L6 run's traceback, first CUDA/NCCL/OOM line and
+            last lines, secrets redacted). Kept in the result (report.json, JUnit, HTML) when the check fails.
+        type: list
+        elements: str
   nccl:
     description:
       - NCCL results to judge. C(plugins/module_utils/_checks.py) (C(nccl_checks)) turns each item into

@@ -50,7 +50,9 @@ td.w{background:#fde9b5;color:#6b4a00}td.m{background:#fbd0a8;color:#6b3000}td.i
 td.x{background:#fff}td.slow{background:#f3a5a5;color:#6b0000}td.ok{background:#d9f2df;color:#145a24}
 td.self{background:#e4e7ee}.legend span{display:inline-block;margin-right:10px}
 .legend i{display:inline-block;width:12px;height:12px;vertical-align:-2px;margin-right:3px;border:1px solid #ccd}
-.note{color:#556;font-size:12px}svg{background:#fff;border:1px solid #e3e6ec;margin:4px 0}
+.note{color:#556;font-size:12px}pre.excerpt{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
+word-break:break-all;background:#f7f8fa;border:1px solid #e3e6ec;color:#1d2330;padding:4px 6px;margin:4px 0;max-width:110ch}
+svg{background:#fff;border:1px solid #e3e6ec;margin:4px 0}
 svg text{font:11px system-ui,sans-serif;fill:#333}
 """
 
@@ -118,8 +120,8 @@ def level_table(report):
         failed = [c for c in row.get("checks") or [] if isinstance(c, dict) and not c.get("passed")]
         reason = esc(row.get("reason") or "")
         if row.get("status") == "FAIL" and failed:
-            items = "".join("<li>%s: %s</li>" % (esc(c.get("node") or "cluster"), esc(c.get("message") or c.get("name")))
-                            for c in failed[:10])
+            items = "".join("<li>%s: %s%s</li>" % (esc(c.get("node") or "cluster"), esc(c.get("message") or c.get("name")),
+                                                   _excerpt(c)) for c in failed[:10])
             more = "<li>... and %d more (see the node matrix)</li>" % (len(failed) - 10) if len(failed) > 10 else ""
             reason = '<ul class="checks">%s%s</ul>' % (items, more)
         rows.append('<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%s</td><td class="reason">%s</td></tr>' % (
@@ -133,6 +135,14 @@ def level_table(report):
         footer.append("Phase 0 gate (%s): %s" % (gate.get("action") or "-", gate.get("message")))
     foot = '<div class="foot">%s</div>' % esc("\n".join(footer)) if footer else ""
     return '<table class="levels">%s%s</table>%s' % (head, "".join(rows), foot)
+
+
+def _excerpt(check):
+    """The log lines a failed check carries (a failed L5/L6 run's cause and last lines, redacted), as a block."""
+    lines = [str(line) for line in check.get("excerpt") or []]
+    if not lines:
+        return ""
+    return '<pre class="excerpt">%s</pre>' % esc("\n".join(lines))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -159,6 +169,7 @@ def _cell_title(node, check):
                 parts.append("%s: %s" % (key, check.get(key)))
         if check.get("hint"):
             parts.append("hint: %s" % check["hint"])
+        parts.extend(str(line) for line in (check.get("excerpt") or [])[:5])
     return "\n".join(parts)
 
 

@@ -20,8 +20,13 @@ JOB_LOGS = {
     "l5-train-step.log": "rlinf/rlinf-train-one-step.log",
     "l5-train-override-ignored.log": "rlinf/rlinf-train-override-ignored.log",
     "l5-train-fails.log": "trl/trl-train-crash.log.gz",
+    "l5-train-raises.log": "python/raise-in-step.log",
     "l6-eval.log": "rlinf/rlinf-eval.log",
     "l6-eval-low.log": "rlinf/rlinf-eval-low.log",
+    # The 2-node example's head: RLinf's cluster lines (2 nodes; or 1 node, a worker that never joined a
+    # run configured for one node), then the same one-step table.
+    "l5-train-step-2node.log": ("rlinf/rlinf-cluster-2node.log", "rlinf/rlinf-train-one-step.log"),
+    "l5-train-2node-on-one-node.log": ("rlinf/rlinf-cluster-1node.log", "rlinf/rlinf-train-one-step.log"),
 }
 
 
@@ -113,13 +118,17 @@ def main():
     dranet = lines("mpijob-launcher-h200-dranet-openmpi-warnings.log")[1:]  # drop the kubectl command line
     write("phase0-g6-efa.log", g6e_facts + dranet)
 
-    for name, fixture in JOB_LOGS.items():
-        data = (FRAMEWORK_LOGS / fixture).read_bytes()
-        if fixture.endswith(".gz"):
-            # tqdm's carriage returns become newlines: the simulated runtime splits lines on both, so
-            # the served lines are the same (and the repository keeps plain-text line endings).
-            data = gzip.decompress(data).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        (OUT / name).write_bytes(data)
+    for name, fixtures in JOB_LOGS.items():
+        (OUT / name).write_bytes(b"".join(job_log(f) for f in ([fixtures] if isinstance(fixtures, str) else fixtures)))
+
+
+def job_log(fixture):
+    data = (FRAMEWORK_LOGS / fixture).read_bytes()
+    if fixture.endswith(".gz"):
+        # tqdm's carriage returns become newlines: the simulated runtime splits lines on both, so
+        # the served lines are the same (and the repository keeps plain-text line endings).
+        data = gzip.decompress(data).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ Usage: python3 run_example.py '{"command": [...], "env": {...}, "deadline_s": 60
                                 "framework": "trl", "launched": {...}, "log_path": "/tmp/x.log"}'
 The last stdout line is one JSON object: rc, timed_out, stopped (the finding of
 _frameworks.overrun, with stopped_after_s: seconds from that line to the kill), duration_s, log
-(its last 1 MiB). The judgement uses the same contract as the Kubernetes transport
+(its last 1 MiB, redacted on the host: the values of the run's secret-looking environment variables and
+common token shapes never leave it, _log_excerpt.py shipped next to this file). The judgement uses the same contract as the Kubernetes transport
 (plugins/module_utils/_frameworks.py, shipped next to this file as _frameworks.py).
 Standard library only.
 """
@@ -23,6 +24,7 @@ sys.path.insert(0, _HERE)
 if not os.path.isfile(os.path.join(_HERE, "_frameworks.py")):  # run from a checkout
     sys.path.insert(1, os.path.join(_HERE, "..", "..", "..", "plugins", "module_utils"))
 import _frameworks  # noqa: E402
+import _log_excerpt  # noqa: E402
 
 LOG_CAP = 1 << 20
 GRACE_S = 5.0
@@ -88,8 +90,12 @@ def run(params):
     rc = proc.wait()
     if log_file:
         log_file.close()
+    secrets = _log_excerpt.secret_values(env)
+    if stopped:
+        stopped = dict(stopped, line=_log_excerpt.redact(stopped.get("line"), secrets),
+                       message=_log_excerpt.redact(stopped.get("message"), secrets))
     return {"rc": rc, "timed_out": timed_out, "stopped": stopped, "duration_s": round(time.time() - started, 3),
-            "log": "".join(chunks)[-LOG_CAP:]}
+            "log": _log_excerpt.redact("".join(chunks)[-LOG_CAP:], secrets)}
 
 
 def main(argv):

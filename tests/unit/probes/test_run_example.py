@@ -77,3 +77,17 @@ def _as_log_checks(result, framework, launched=None):
     return {"log": host["log"], "state": host["state"], "node": "host",
             "expect": {"framework": framework, "mode": "train", "launched": launched,
                        "error_patterns": [r"^Traceback \(most recent call last\)"]}}
+
+
+def test_the_log_leaves_the_host_redacted_and_its_failure_carries_the_cause():
+    script = REPO / "tests" / "frameworks" / "raise_in_step.py"
+    secret = "hf_" + "Q" * 34
+    result = run_example({"command": [sys.executable, str(script)], "deadline_s": 60, "mode": "train",
+                          "framework": "custom", "env": {"HF_TOKEN": secret, "MY_DB_PASSWORD": "hunter2hunter2"}})
+    run = json.loads(result["stdout"].strip().splitlines()[-1])
+    assert run["rc"] == 1 and secret not in run["log"]
+    assert "config: steps=1 hf_token=[redacted]" in run["log"]
+    judged = checks.log_checks(run["log"], checks.host_job_result(result)["state"], "host",
+                               {"framework": "custom", "mode": "train"})
+    job = [c for c in judged if c["name"] == "job"][0]
+    assert job["excerpt"][2] == "ValueError: reward model returned NaN at step 1 (--crash_in_step)"

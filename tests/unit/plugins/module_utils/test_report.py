@@ -250,3 +250,13 @@ def test_isolation_section_fails_the_cluster_and_prints_the_suspects():
     healthy = dict(isolation, suspects=[])
     report = r.cluster_report("eks", {"run_id": "x", "plan": [], "levels": {}, "isolation": healthy})
     assert report["status"] != "FAIL" and "no bad node found" in "\n".join(r.render_table(report))
+
+
+def test_junit_failure_text_carries_the_excerpt():
+    check = dict(FAILED_CHECK, name="job", node="", excerpt=[
+        '  File "train.py", line 14, in reward', "ValueError: NaN <&>", "last 1 line of the log:", "rc=1"])
+    stats = {"c": {"levels": {"l5/x": level("l5/x", "L5", "Training step: x", 5, 1, "FAIL", [check])}}}
+    root = ET.fromstring(r.junit_xml(r.build_reports(stats)).encode("utf-8"))
+    text = [c for c in root.iter("testcase") if c.find("failure") is not None][0].find("failure").text
+    assert "  log excerpt:\n    " + '  File "train.py", line 14, in reward\n    ValueError: NaN <&>\n' in text
+    assert text.endswith("    rc=1")

@@ -397,3 +397,15 @@ def test_write_reports_writes_the_html(tmp_path):
     assert [os.path.basename(p) for p in paths] == ["report.json", "junit.xml", "report.html"]
     assert "Validation report" in (tmp_path / "report.html").read_text()
     assert [os.path.basename(p) for p in r.write_reports(str(tmp_path / "b"), reports)] == ["report.json", "junit.xml"]
+
+
+def test_a_failed_check_shows_its_excerpt_escaped_in_the_level_table():
+    check = {"name": "job", "node": "", "op": "eq", "expected": "Complete", "actual": "Failed", "passed": False,
+             "message": "job: Error (exit code 1)", "hint": "", "evidence_missing": False,
+             "excerpt": ['  File "train.py", line 14, in reward', "ValueError: <script>x</script>",
+                         "last 1 line of the log:", "token=[redacted]"]}
+    page = h.level_table({"levels": [{"id": "l5/x", "level": "L5", "name": "Training step: x", "status": "FAIL",
+                                      "duration_s": 3, "checks": [check]}]})
+    assert ('<pre class="excerpt">  File &quot;train.py&quot;, line 14, in reward\nValueError: &lt;script&gt;x'
+            '&lt;/script&gt;\nlast 1 line of the log:\ntoken=[redacted]</pre>') in page
+    assert "<script>" not in page
