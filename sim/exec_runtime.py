@@ -217,8 +217,8 @@ class Runtime:
         body = {"metadata": {"generateName": run.name + ".", "namespace": run.ns},
                 "involvedObject": {"kind": "Pod", "name": run.name, "namespace": run.ns, "uid": run.uid,
                                    "apiVersion": "v1"},
-                "reason": reason, "message": message, "type": kind, "source": {"component": "kubelet",
-                                                                              "host": run.pod["spec"].get("nodeName")},
+                "reason": reason, "message": message, "type": kind,
+                "source": {"component": "kubelet", "host": run.pod["spec"].get("nodeName")},
                 "firstTimestamp": now_rfc3339(), "lastTimestamp": now_rfc3339(), "count": 1}
         try:
             self.core.create_namespaced_event(run.ns, body, _request_timeout=10)
@@ -401,8 +401,8 @@ class Runtime:
                 if data is None or ref[key]["key"] not in data:
                     if ref[key].get("optional"):
                         return ""
-                    what = f'{kind} "{ref[key]["name"]}"' + (" not found" if data is None
-                                                              else f' has no key "{ref[key]["key"]}"')
+                    what = f'{kind} "{ref[key]["name"]}"'
+                    what += " not found" if data is None else f' has no key "{ref[key]["key"]}"'
                     raise Missing("CreateContainerConfigError", what)
                 return data[ref[key]["key"]].decode(errors="replace")
         return ""
@@ -635,7 +635,7 @@ class Runtime:
                 run.proc.wait(timeout=DEFAULT_GRACE_S + 30)
             except subprocess.TimeoutExpired:
                 pass
-        for _ in range(100):  # the supervisor thread's last status patch and release
+        for _attempt in range(100):  # the supervisor thread's last status patch and release
             if run.state == "done":
                 break
             time.sleep(0.1)

@@ -8,11 +8,11 @@ import math
 import random
 import sys
 
-import libero.libero as libero  # asks for a dataset path with input() when its config.yaml is missing
+from libero import libero  # asks for a dataset path with input() when its config.yaml is missing
 
 print("datasets: %s" % libero.get_libero_path("datasets"), flush=True)
 rng = random.Random(0)
-points = [[rng.gauss(0, 1), rng.gauss(0, 1)] for _ in range(256)]
+points = [[rng.gauss(0, 1), rng.gauss(0, 1)] for _index in range(256)]
 labels = [1.0 if 1.5 * x - y + 0.2 > 0 else 0.0 for x, y in points]
 weights, bias, rate = [0.0, 0.0], 0.0, 0.5
 
@@ -32,6 +32,6 @@ def loss_and_grad(w, b):
 before, grad_w, grad_b = loss_and_grad(weights, bias)
 weights = [w - rate * g for w, g in zip(weights, grad_w)]
 bias -= rate * grad_b
-after, _gw, _gb = loss_and_grad(weights, bias)
+after = loss_and_grad(weights, bias)[0]
 print("step 1/1 loss %.6f -> %.6f" % (before, after), flush=True)
 sys.exit(0 if after < before else 1)

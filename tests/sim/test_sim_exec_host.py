@@ -60,8 +60,9 @@ def core(exec_state):
 def test_pod_runs_its_command_with_volumes_env_and_exit_code(core):
     api, ns = core
     api.create_namespaced_config_map(ns, {"metadata": {"name": "cfg"}, "data": {"greeting.txt": "hello from a ConfigMap"}})
-    body = simkit.pod_body("real", command=["sh", "-c", 'cat /etc/sim-exec-test/greeting.txt; echo; echo "name=$POD $(X)" '
-                                                         '"node=$NODE"; echo oops >&2; exit 3'])
+    script = ('cat /etc/sim-exec-test/greeting.txt; echo; echo "name=$POD $(X)" "node=$NODE"; '
+              'echo oops >&2; exit 3')
+    body = simkit.pod_body("real", command=["sh", "-c", script])
     container = body["spec"]["containers"][0]
     container["env"] = [{"name": "X", "value": "x-value"}, {"name": "POD", "value": "$(X)-pod"},
                         {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
@@ -69,8 +70,11 @@ def test_pod_runs_its_command_with_volumes_env_and_exit_code(core):
     container["volumeMounts"] = [{"name": "cfg", "mountPath": "/etc/sim-exec-test", "readOnly": True}]
     body["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "cfg"}}]
     api.create_namespaced_pod(ns, body)
-    pod = simkit.wait_until(lambda: (lambda p: p if p.status.phase in ("Succeeded", "Failed") else None)(
-        api.read_namespaced_pod("real", ns)), 60, "the pod to end")
+
+    def ended():
+        got = api.read_namespaced_pod("real", ns)
+        return got if got.status.phase in ("Succeeded", "Failed") else None
+    pod = simkit.wait_until(ended, 60, "the pod to end")
     assert pod.status.phase == "Failed"
     assert pod.status.container_statuses[0].state.terminated.exit_code == 3
     log = api.read_namespaced_pod_log("real", ns)

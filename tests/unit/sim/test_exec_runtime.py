@@ -55,8 +55,8 @@ def test_host_mode_keeps_kwok_pod_stages_off_the_pods_it_runs(tmp_path, monkeypa
     ER.configure(tmp_path, "host")
     gate = '(.metadata.annotations["sim.rlstack.io/exec"] // .metadata.namespace)'
     outcome = ER.adapt_stage(pod_stage("sim-outcome-default", [{"key": "x", "operator": "Exists"}]), tmp_path, SYSTEM)
-    assert outcome["spec"]["selector"]["matchExpressions"][-1] == {"key": gate, "operator": "In",
-                                                                    "values": ["gpu-operator", "kube-system"]}
+    want = {"key": gate, "operator": "In", "values": ["gpu-operator", "kube-system"]}
+    assert outcome["spec"]["selector"]["matchExpressions"][-1] == want
     ready = ER.adapt_stage(pod_stage("pod-ready"), tmp_path, SYSTEM)
     assert ready["spec"]["selector"]["matchExpressions"][-1]["values"] == ["gpu-operator", "kube-system", "start"]
     delete = pod_stage("pod-delete")
