@@ -6,18 +6,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 SIM_SCENARIO ?= healthy
 SIM_NODES ?= 2
+SIM_EXEC ?= replay
 INVENTORY ?= inventories/sim
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate
+        sim-status sim-scenario sim-exec-deps bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
 	@echo "make test     run every test (lint, sanity, unit, simulated cluster, molecule)"
 	@echo "make test-isolate   every bad-node isolation case on simulated clusters of 8, 16 and 64 nodes"
-	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
+	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] [SIM_EXEC=replay|host] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
 
 venv: $(VENV)/.installed
 
@@ -34,8 +35,21 @@ $(VENV)/.installed: requirements.txt test-requirements.txt
 sim-build:
 	bash sim/build.sh
 
+# The real LIBERO 0.1.1 (its sdist, pure Python; libero.libero needs only PyYAML) that the exec-mode sim test
+# imports in its pods (tests/sim/test_sim_exec_host.py, sim/README.md "Exec mode"): about 3 MB, a few seconds.
+SIM_CACHE_DIR := $(or $(SIM_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rlstack-sim)
+sim-exec-deps: $(SIM_CACHE_DIR)/exec/libero-0.1.1/.unpacked
+
+$(SIM_CACHE_DIR)/exec/libero-0.1.1/.unpacked: | venv
+	@echo "==> downloading LIBERO 0.1.1 (sdist, 3 MB) for the exec-mode sim test into $(SIM_CACHE_DIR)/exec"
+	mkdir -p $(SIM_CACHE_DIR)/exec
+	$(BIN)/pip download --progress-bar on --disable-pip-version-check --no-deps --no-binary :all: \
+		-d $(SIM_CACHE_DIR)/exec libero==0.1.1
+	tar -xzf $(SIM_CACHE_DIR)/exec/libero-0.1.1.tar.gz -C $(SIM_CACHE_DIR)/exec
+	@touch $@
+
 sim-up: venv
-	$(BIN)/python sim/simctl.py up --scenario $(SIM_SCENARIO) --nodes $(SIM_NODES)
+	$(BIN)/python sim/simctl.py up --scenario $(SIM_SCENARIO) --nodes $(SIM_NODES) --exec $(SIM_EXEC)
 
 sim-scenario: venv
 	$(BIN)/python sim/simctl.py scenario $(SIM_SCENARIO)
@@ -50,7 +64,7 @@ demo: sim-up
 	@echo "==> validating the simulated cluster ($(INVENTORY)); each level prints as it runs"
 	$(BIN)/ansible-playbook playbooks/validate.yml -i $(INVENTORY) -e validation_report_dir=$(CURDIR)/report
 
-test: venv sim-build
+test: venv sim-build sim-exec-deps
 	bash tests/run_all.sh
 
 test-unit: venv

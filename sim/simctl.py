@@ -4,7 +4,8 @@ A real control plane (etcd, kube-apiserver, kube-controller-manager, kube-schedu
 kwok faking GPU nodes and kubelets, the real Kubeflow MPI operator running outside the cluster, and a
 small node runtime that answers `exec` and `logs` with outputs recorded on real GPU machines.
 
-    simctl.py up [--scenario NAME] [--nodes N]   start (or reuse) the cluster with N p5 nodes, apply the scenario
+    simctl.py up [--scenario NAME] [--nodes N] [--exec replay|host]   start (or reuse) the cluster with N p5 nodes,
+                                       apply the scenario; --exec host runs pods' commands for real (exec_runtime.py)
     simctl.py scenario NAME            switch the scenario of a running cluster
     simctl.py down                     stop every process by its recorded pid and remove the state
     simctl.py status                   show what runs
@@ -28,6 +29,10 @@ import time
 from pathlib import Path
 
 SIM = Path(__file__).resolve().parent
+if str(SIM) not in sys.path:  # the unit tests load this file by path
+    sys.path.insert(0, str(SIM))
+import exec_runtime  # noqa: E402  sim/exec_runtime.py: the exec mode (SIM_EXEC=host); this file keeps only its hooks
+
 ROOT = SIM.parent
 STATE = Path(os.environ.get("SIM_STATE", ROOT / ".sim"))
 CLUSTER = "rlstack-sim"
@@ -180,6 +185,7 @@ def clients():
 
 
 def apply(dyn, obj: dict) -> None:
+    obj = exec_runtime.adapt_stage(obj, STATE, SYSTEM_NAMESPACES)  # exec mode: kwok's pod stages skip the pods it runs
     resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
     meta = obj["metadata"]
     kwargs = {"body": obj, "name": meta["name"], "field_manager": "rlstack-sim", "force_conflicts": True}
@@ -533,9 +539,12 @@ def resync_pod_readiness(core) -> int:
     return fixed
 
 
-def up(scenario: str, p5_nodes: int = 2) -> None:
+def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     bins = ensure_built()
     if cluster_running() and (STATE / "ready").exists():
+        problem = exec_runtime.configure(STATE, exec_mode)
+        if problem:
+            die(problem)
         running = int((STATE / "nodes").read_text()) if (STATE / "nodes").exists() else 2
         if running != p5_nodes:
             die(f"the running simulated cluster has {running} p5 nodes, not {p5_nodes}; "
@@ -560,6 +569,9 @@ def up(scenario: str, p5_nodes: int = 2) -> None:
         down(quiet=True)
     for sub in ("kwok", "logs", "exec", "pids", "podlogs"):
         (STATE / sub).mkdir(parents=True, exist_ok=True)
+    problem = exec_runtime.configure(STATE, exec_mode)
+    if problem:
+        die(problem)
     v = versions()
     cfg = STATE / "kwok.yaml"
     render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"],
@@ -912,6 +924,8 @@ def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
 
 def runtime() -> None:
     """Give every pod on a simulated node an Exec (replayed probes) and a Logs object (recorded logs)."""
+    if exec_runtime.enabled(STATE):  # SIM_EXEC=host: every pod's command runs for real instead
+        return exec_runtime.run(clients, STATE, SYSTEM_NAMESPACES)
     import concurrent.futures
     from kubernetes import watch
     probes = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="probe-pod")
@@ -1016,6 +1030,9 @@ def main() -> int:
     p_up.add_argument("--scenario", default=os.environ.get("SIM_SCENARIO") or "healthy")
     p_up.add_argument("--nodes", type=int, default=int(os.environ.get("SIM_NODES") or 2),
                       help="number of p5.48xlarge nodes (default 2, or $SIM_NODES)")
+    p_up.add_argument("--exec", dest="exec_mode", choices=["replay", "host"],
+                      default=os.environ.get("SIM_EXEC") or "replay",
+                      help="replay recorded outputs (default) or run each pod's command on this machine ($SIM_EXEC)")
     p_sc = sub.add_parser("scenario")
     p_sc.add_argument("name")
     sub.add_parser("down")
@@ -1032,7 +1049,7 @@ def main() -> int:
         if name not in scenarios():
             die(f"unknown scenario {name!r}; known: {', '.join(scenarios())}")
     if args.cmd == "up":
-        up(args.scenario, args.nodes)
+        up(args.scenario, args.nodes, args.exec_mode)
     elif args.cmd == "scenario":
         if not cluster_running():
             die("the simulated cluster is not running; start it with `make sim-up`")
