@@ -162,12 +162,11 @@ def test_a_survey_launch_passes_every_level_and_is_read_back_through_the_api(awx
 def _run_objects(k8s, run_id: str) -> list:
     core, batch, custom = k8s
     selector = f"{RUN_LABEL}={run_id}"
-    found = [f"Job/{o.metadata.name}" for o in batch.list_namespaced_job("default", label_selector=selector,
-                                                                          _request_timeout=10).items]
-    found += [f"Pod/{o.metadata.name}" for o in core.list_namespaced_pod("default", label_selector=selector,
-                                                                          _request_timeout=10).items]
-    found += [f"ConfigMap/{o.metadata.name}" for o in core.list_namespaced_config_map(
-        "default", label_selector=selector, _request_timeout=10).items]
+    found = []
+    for kind, lister in (("Job", batch.list_namespaced_job), ("Pod", core.list_namespaced_pod),
+                         ("ConfigMap", core.list_namespaced_config_map)):
+        found += [f"{kind}/{o.metadata.name}" for o in lister("default", label_selector=selector,
+                                                              _request_timeout=10).items]
     mpijobs = custom.list_namespaced_custom_object("kubeflow.org", "v2beta1", "default", "mpijobs",
                                                    label_selector=selector, _request_timeout=10)
     return found + [f"MPIJob/{o['metadata']['name']}" for o in mpijobs.get("items", [])]

@@ -6,7 +6,8 @@ import os
 _STATE = os.environ["RLSTACK_AWX_STATE"]
 _RUN = os.path.join(_STATE, "run")
 
-SECRET_KEY = open(os.path.join(_STATE, "SECRET_KEY")).read().strip()
+with open(os.path.join(_STATE, "SECRET_KEY"), encoding="utf-8") as _key:
+    SECRET_KEY = _key.read().strip()
 ALLOWED_HOSTS = ["*"]
 CLUSTER_HOST_ID = "awx-local"
 SYSTEM_UUID = "00000000-0000-0000-0000-000000000000"
@@ -42,6 +43,6 @@ LOG_AGGREGATOR_MAX_DISK_USAGE_PATH = _STATE
 # so the setting stays editable through the API (/api/v2/settings/jobs/), where make test-awx exposes its
 # report directory.
 AWX_ISOLATION_SHOW_PATHS = []
-DEFAULTS_SNAPSHOT["AWX_ISOLATION_SHOW_PATHS"] = []  # noqa: F821 (defined by awx/settings/production.py)
+globals()["DEFAULTS_SNAPSHOT"]["AWX_ISOLATION_SHOW_PATHS"] = []  # DEFAULTS_SNAPSHOT: awx/settings/production.py
 # The host's network (tools/awx/podman ignores --network; the default slirp4netns option is dropped to say so).
 DEFAULT_CONTAINER_RUN_OPTIONS = []
