@@ -12,13 +12,15 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-up sim-down \
-        sim-status sim-scenario sim-exec-deps bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate
+        sim-status sim-scenario sim-exec-deps bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate \
+        awx-up awx-down awx-status test-awx
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
 	@echo "make test     run every test (lint, sanity, unit, simulated cluster, molecule)"
 	@echo "make test-isolate   every bad-node isolation case on simulated clusters of 8, 16 and 64 nodes"
 	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] [SIM_EXEC=replay|host] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
+	@echo "make awx-up | awx-down | awx-status   a real AWX 24.6.1 on this machine; make test-awx   the collection on it"
 
 venv: $(VENV)/.installed
 
@@ -118,3 +120,19 @@ changelog: venv
 
 clean:
 	rm -rf $(VENV) tests/output report .pytest_cache
+
+# A real AWX 24.6.1 from its source release on this machine (PostgreSQL, Redis, receptor, jobs in bubblewrap
+# through a podman stand-in; tools/awx/, docs/awx.md). First run ~15 minutes on 2 cores, then ~1 minute.
+awx-up: venv
+	bash tools/awx/awx_local.sh up
+
+awx-down:
+	bash tools/awx/awx_local.sh down
+
+awx-status:
+	bash tools/awx/awx_local.sh status
+
+# The collection on that AWX: awx_configure.yml, survey launches, every level, cancels mid-L3 and mid-L5.
+test-awx: venv sim-build
+	eval "$$(bash tools/awx/awx_local.sh env)" && RLSTACK_AWX_TEST=1 \
+		bash tests/with_sim.sh $(BIN)/pytest tests/awx/test_awx_server.py -v -s -p no:cacheprovider -m awx_server

@@ -141,11 +141,12 @@ def test_credentials_only_with_their_environment(stub_run):
 
 def test_credential_type_templates_reach_awx_untemplated(stub_run):
     calls = stub_run[1]
-    (sent,) = _calls(calls, "credential_type")
-    (data,) = DATA["awx_credential_types"]
-    assert sent["injectors"] == data["injectors"]
-    assert sent["injectors"]["env"]["K8S_AUTH_KUBECONFIG"] == "{{ tower.filename.kubeconfig }}"
-    assert sent["inputs"] == data["inputs"] and sent["kind"] == "cloud"
+    sent_types = _calls(calls, "credential_type")
+    assert [t["name"] for t in sent_types] == [t["name"] for t in DATA["awx_credential_types"]]
+    for sent, data in zip(sent_types, DATA["awx_credential_types"]):
+        assert sent["injectors"] == data["injectors"]
+        assert sent["injectors"]["env"]["K8S_AUTH_KUBECONFIG"] == "{{ tower.filename.kubeconfig }}"
+        assert sent["inputs"] == data["inputs"] and sent["kind"] == "cloud"
 
 
 def test_project_inventories_and_sources(stub_run):

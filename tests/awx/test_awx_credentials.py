@@ -45,6 +45,12 @@ def test_injectors_follow_awx_rules():
     assert awx_rules.credential_type_injector_errors(EKS["inputs"], EKS["injectors"]) == []
 
 
+@pytest.mark.parametrize("ctype", DATA["awx_credential_types"], ids=lambda t: t["name"])
+def test_every_type_follows_awx_rules(ctype):
+    assert awx_rules.credential_type_input_errors(ctype["inputs"]) == []
+    assert awx_rules.credential_type_injector_errors(ctype["inputs"], ctype["injectors"]) == []
+
+
 def test_the_rules_catch_bad_injectors():
     fields = {"fields": [{"id": "a", "label": "A", "type": "string"}]}
     assert awx_rules.credential_type_injector_errors(fields, {"env": {"X": "{{ b }}"}})  # undefined field

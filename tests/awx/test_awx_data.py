@@ -30,9 +30,13 @@ def test_one_awx_inventory_per_cluster_inventory():
     clusters = DATA["awx_clusters"]
     assert sorted(c["name"] for c in clusters) == on_disk
     for cluster in clusters:
-        assert cluster["source_path"] == f"inventories/{cluster['name']}/hosts.yml"
+        assert cluster["source_path"] in (f"inventories/{cluster['name']}/hosts.yml",
+                                          f"awx/inventories/{cluster['name']}/hosts.yml")
         assert (ROOT / cluster["source_path"]).is_file()
         assert isinstance(cluster["credentials"], list)
+        if cluster["credentials"]:  # the credential gives access: the inventory must not (docs/awx.md)
+            hosts = yaml.safe_load((ROOT / cluster["source_path"]).read_text())["clusters"]["hosts"]
+            assert all("validation_kubeconfig" not in (hvars or {}) for hvars in hosts.values()), cluster["name"]
     assert DATA["awx_default_cluster"] in on_disk
 
 

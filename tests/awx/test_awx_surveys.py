@@ -82,7 +82,7 @@ def test_the_rules_catch_bad_specs():
 def test_survey_defaults_that_awx_applies_on_an_api_launch():
     """Launched through the API or CLI without answers, AWX sends these defaults and nothing else."""
     applied = awx_rules.survey_defaults_applied(SURVEYS["validate_level"])
-    assert applied == {"validation_continue_on_error": "false", "validation_example": ""}
+    assert applied == {"validation_continue_on_error": "false"}
 
 
 def _answer_sets(spec):
