@@ -176,6 +176,10 @@ def check(name, value, spec, source=""):
     """One sentence saying why `value` is not allowed for the setting `name`, or None when it is."""
     kind = spec.get("type") or "raw"
     where = " (%s)" % source if source else ""
+    if value is None and spec.get("default") in ("", None) and not spec.get("required"):
+        # An empty answer: AWX writes an empty survey answer to the job's extra vars as !unsafe '', which
+        # ansible-core 2.19 reads back as null (seen on AWX 24.6.1); it means "not set", as "" does.
+        return None
     try:
         if kind == "raw":
             converted = value

@@ -162,3 +162,9 @@ def test_the_configuration_table_is_generated_from_the_spec():
         text = path.read_text(encoding="utf-8")
         start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     assert text[start:end].strip() == table, "regenerate: RLSTACK_WRITE_DOCS=1 pytest %s" % __file__
+
+
+def test_an_empty_awx_survey_answer_read_back_as_null_means_not_set():
+    """AWX 24.6.1 writes an empty survey answer as !unsafe '', which ansible-core 2.19 reads back as null."""
+    assert _settings.check("validation_example", None, EVERY["validation_example"]) is None
+    assert _settings.check("validation_example", "", EVERY["validation_example"]) is None
