@@ -397,3 +397,11 @@ def test_write_reports_writes_the_html(tmp_path):
     assert [os.path.basename(p) for p in paths] == ["report.json", "junit.xml", "report.html"]
     assert "Validation report" in (tmp_path / "report.html").read_text()
     assert [os.path.basename(p) for p in r.write_reports(str(tmp_path / "b"), reports)] == ["report.json", "junit.xml"]
+
+
+@pytest.mark.parametrize("itype", ["p5.48xlarge", "p5en.48xlarge", "p4de.24xlarge", "g6e.48xlarge"])
+def test_the_limit_note_cites_only_what_the_user_has(itype):
+    """The sources a page cites are public ones or files of the collection, never the project's own notes
+    (landscape.md is not in the collection)."""
+    page = h.render_html(l3_document(itype))
+    assert "physical limit: " in page and "landscape" not in page
