@@ -225,8 +225,11 @@ class CallbackModule(DefaultCallbackModule):
             lines += con.verdict(host, res["verdict"], now)
         if "runner_stop" in facts and con.level_of(host):
             lines += con.level_done(host, now)
+        # Phase 0 in this run: say up front that it decides, and at once when it stops the expensive levels (its
+        # pass is the footer's line)
         gate = facts.get("runner_phase0_gate")
-        if isinstance(gate, dict) and str(gate.get("reason", "")).startswith("same_run") and gate.get("message"):
+        if isinstance(gate, dict) and gate.get("action") in ("defer", "fail") and gate.get("message") \
+                and str(gate.get("reason", "")).startswith("same_run"):
             lines.append(("Phase 0 gate: %s" % gate["message"], "FAIL" if gate.get("action") == "fail" else None))
         return lines
 

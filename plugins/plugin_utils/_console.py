@@ -21,9 +21,10 @@ from ansible_collections.rlstack.validation.plugins.plugin_utils._progress impor
     level_column, seconds, stopped_line
 
 # What a level creates, by the kinds of objects of the registry's `local` field.
-_CREATES = {"probe_pod": "a probe pod on each GPU node", "mpijob": "nccl-tests across the nodes (MPIJob)",
-            "job": "one Job per example"}
+_CREATES = {"probe_pod": "probe pods on the GPU nodes", "mpijob": "an nccl-tests MPIJob", "job": "a Job per example"}
 EXCERPT_LINES = 3
+# Rows that are not a level's: they start and end on one line at their verdict.
+ONE_LINE_ROWS = _levels.DIAGNOSTIC_ROWS + ("phase0_gate",)
 
 
 def _what_it_creates(level_id):
@@ -90,11 +91,11 @@ class Console:
             return []
         lines = self.level_done(host, now) if current else []  # a level that ended without runner_stop
         self._levels[host] = _Level(info, float(info.get("started") or now))
-        if level_id in _levels.DIAGNOSTIC_ROWS:
+        if level_id in ONE_LINE_ROWS:
             return lines
         creates = _what_it_creates(level_id)
         text = "%s%s: starting%s" % (level_column(info.get("level", "")), info.get("name", level_id),
-                                     ", creating %s" % creates if creates else "")
+                                     " (%s)" % creates if creates else "")
         return lines + self._named(host, [(text, None)])
 
     def verdict(self, host, verdict, now):
@@ -105,7 +106,7 @@ class Console:
         if level is None:
             level = self._levels[host] = _Level(dict(verdict), now)
         level.rows.append(verdict)
-        if str(verdict.get("id")) in _levels.DIAGNOSTIC_ROWS:
+        if str(verdict.get("id")) in ONE_LINE_ROWS:
             return self.level_done(host, now)
         return []
 
@@ -131,7 +132,7 @@ class Console:
         elif status == "SKIPPED" and rows[0].get("reason"):
             notes.append(str(rows[0]["reason"]))
         minutes = sum(_gpu_minutes(r) for r in rows)
-        if minutes:
+        if minutes >= 0.05:  # what rounds to 0.0 says nothing
             notes.append("%.1f GPU-min" % minutes)
         lines = [(head + (" (%s)" % ", ".join(notes) if notes else ""), status)]
         for row in rows:

@@ -110,8 +110,7 @@ def test_the_console_prints_the_level_its_waits_its_verdict_and_one_sentence(tmp
     _check(proc.stdout)
     assert proc.stdout.count("L3    waiting for the nccl-tests launcher") == 3
     lines = proc.stdout.splitlines()
-    assert lines[0] == "L3    Multi GPU: starting, creating a probe pod on each GPU node, then nccl-tests across " \
-                       "the nodes (MPIJob)"
+    assert lines[0] == "L3    Multi GPU: starting (probe pods on the GPU nodes, then an nccl-tests MPIJob)"
     end = [i for i, line in enumerate(lines) if line.startswith("L3    Multi GPU: FAIL in ")]
     assert len(end) == 1
     assert lines[end[0] + 1:end[0] + 7] == [

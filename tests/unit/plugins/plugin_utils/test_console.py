@@ -21,7 +21,7 @@ def text(lines):
 def test_a_level_starts_and_ends_on_one_line_each():
     con = Console()
     con.host_seen("eks")
-    assert text(con.level_started("eks", L0, 100.0)) == ["L0    Infrastructure: starting, creating a probe pod on each GPU node"]
+    assert text(con.level_started("eks", L0, 100.0)) == ["L0    Infrastructure: starting (probe pods on the GPU nodes)"]
     assert con.verdict("eks", {"id": "l0_infrastructure", "status": "PASS", "summary": {"total": 9}}, 112.0) == []
     assert con.level_done("eks", 112.0) == [("L0    Infrastructure: PASS in 12 s (9 checks)", "PASS")]
     assert con.level_done("eks", 113.0) == []
