@@ -225,12 +225,10 @@ class CallbackModule(DefaultCallbackModule):
             lines += con.verdict(host, res["verdict"], now)
         if "runner_stop" in facts and con.level_of(host):
             lines += con.level_done(host, now)
-        # Phase 0 in this run: say up front that it decides, and at once when it stops the expensive levels (its
-        # pass is the footer's line)
+        # Phase 0 in this run stopped the expensive levels: said at once (a pass is the footer's line)
         gate = facts.get("runner_phase0_gate")
-        if isinstance(gate, dict) and gate.get("action") in ("defer", "fail") and gate.get("message") \
-                and str(gate.get("reason", "")).startswith("same_run"):
-            lines.append(("Phase 0 gate: %s" % gate["message"], "FAIL" if gate.get("action") == "fail" else None))
+        if isinstance(gate, dict) and gate.get("action") == "fail" and gate.get("reason") == "same_run_failed":
+            lines.append(("Phase 0 gate: %s" % gate.get("message"), "FAIL"))
         return lines
 
     def v2_runner_on_failed(self, result, ignore_errors=False):

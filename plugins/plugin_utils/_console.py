@@ -120,8 +120,10 @@ class Console:
         statuses = [str(r.get("status") or "FAIL").upper() for r in rows]
         status = "FAIL" if "FAIL" in statuses else ("PASS" if "PASS" in statuses else "SKIPPED")
         info = level.info
+        # the rows' own durations, as the table shows them (a level's rows run side by side), else the wall time
+        durations = [float(r["duration_s"]) for r in rows if isinstance(r.get("duration_s"), (int, float))]
         head = "%s%s: %s in %s" % (level_column(info.get("level", "")), info.get("name", ""), status,
-                                   seconds(now - level.started))
+                                   seconds(max(durations) if durations else now - level.started))
         notes = []
         if len(rows) > 1:
             failed = statuses.count("FAIL")

@@ -32,13 +32,13 @@ def test_a_level_of_examples_ends_with_its_first_failure_and_three_excerpt_lines
     con.host_seen("eks")
     con.level_started("eks", L5, 200.0)
     assert con.level_started("eks", dict(L5, id="l5_training_step/a", started=201.0), 201.0) == []
-    con.verdict("eks", {"id": "l5_training_step/a", "name": "Training step: a", "status": "PASS",
+    con.verdict("eks", {"id": "l5_training_step/a", "name": "Training step: a", "status": "PASS", "duration_s": 60.4,
                         "gpu": [{"gpu_minutes": 1.5}]}, 230.0)
     con.verdict("eks", {"id": "l5_training_step/b", "name": "Training step: b", "status": "FAIL", "checks": [CHECK]},
                 260.0)
     assert con.failed("eks", "task 'Watch' failed") == []  # inside a level: its verdict says it
     assert text(con.level_done("eks", 265.0)) == [
-        "L5    Training step: FAIL in 65 s (1 of 2 examples failed, 1.5 GPU-min)",
+        "L5    Training step: FAIL in 60 s (1 of 2 examples failed, 1.5 GPU-min)",
         "      Training step: b on p5-node-1: job: Error: the command exited with 1",
         "      -> read the log lines below",
         "      | b", "      | c", "      | ValueError: boom"]
