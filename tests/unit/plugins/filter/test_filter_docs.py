@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.rlstack.validation.plugins.filter import (checks, example_jobs, isolate, local_checks, nccl,
-                                                                  phase0_gate, runner, trainjob)
+                                                                   phase0_gate, runner, trainjob)
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 
 FILTER_DIR = Path(__file__).resolve().parents[4] / "plugins" / "filter"
