@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-up sim-down \
         sim-status sim-scenario sim-exec-deps bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate \
-        awx-up awx-down awx-status test-awx
+        awx-up awx-down awx-status test-awx terminal
 
 help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
@@ -66,8 +66,15 @@ demo: sim-up
 	@echo "==> validating the simulated cluster ($(INVENTORY)); each level prints as it runs"
 	$(BIN)/ansible-playbook playbooks/validate.yml -i $(INVENTORY) -e validation_report_dir=$(CURDIR)/report
 
-test: venv sim-build sim-exec-deps
+test: venv sim-build sim-exec-deps terminal
 	bash tests/run_all.sh
+
+# The console's terminal test (tests/sim/test_sim_console.py) drives a real terminal: tmux, from Debian's archive
+# when missing and we may install it (CI runs as root on Debian); without it that test is skipped, saying why.
+terminal:
+	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& { apt-get install -y -q tmux >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q tmux >/dev/null; }; }; } \
+		|| echo "tmux is missing: the terminal test of the console will be skipped"
 
 test-unit: venv
 	$(BIN)/pytest tests/unit -q

@@ -11,20 +11,27 @@ type: stdout
 author:
   - rlstack.validation maintainers (@rlstack)
 version_added: 1.1.0
-short_description: The default output, with one calm progress line per wait instead of FAILED - RETRYING
+short_description: The run as a person reads it - one line per level, its waits, its verdict; -v for every task
 description:
-  - "Everything ansible.builtin.default prints, except that a retry of an C(until) loop prints one line such as
-    C(L3  waiting for the nccl-tests launcher: 42 s of at most 30 min 00 s (2/2 workers running)) instead of
-    C(FAILED - RETRYING: ... (899 retries left))."
-  - The line is built from the attempt's registered result (the pods a C(kubernetes.core.k8s_info) wait read),
-    the task's C(delay) and C(retries), the level the runner started last on that host (the C(runner_level)
-    fact), and the wait's own words (the task variable C(runner_progress), else the task name).
-  - A line is printed when what it says changes, else at most every O(interval_s) seconds. It is plain text
-    (no carriage returns or cursor movement), so it reads the same on a terminal, in CI logs and under AWX.
+  - "By default prints, per cluster, one line when a level starts (what it is about to create), a line now and
+    then while it waits (for example C(L3    waiting for the nccl-tests launcher: 42 s of at most 30 min 00 s
+    (2/2 workers running))), and one line when it ends (its verdict, its duration, and for a failure the first
+    failed check with its node and hint, and up to 3 lines of the check's log excerpt). The report callback
+    C(rlstack.validation.report) then prints the VALIDATION RESULTS table and its footer. No task banners."
+  - A C(ansible.builtin.debug) task's message (what could not be cleaned up, what bad-node isolation costs, local
+    mode's findings) is printed as it is, without the task frame.
+  - A task error that stops the play (a bad setting, a cluster that cannot be reached) is one line naming the
+    cluster, with the error's own sentence, and no task frame. An error inside a level is recorded by the level
+    and shown on its end line.
+  - With C(-v) or more, or O(tasks) true, everything C(ansible.builtin.default) prints is printed as well (task
+    banners, results), with the wait lines instead of C(FAILED - RETRYING) (with C(-vv) the original retry line).
+  - When the inventory has more than one cluster, each line starts with C([<cluster>]).
+  - Plain text, one line at a time (no carriage returns or cursor movement); colour only on a terminal, never
+    with C(NO_COLOR) or C(ANSIBLE_NOCOLOR) set (Ansible's own colour rules).
   - Under AWX, set the environment variable C(ANSIBLE_STDOUT_CALLBACK=rlstack.validation.progress) for the job
     (for example in the execution environment); ansible-runner then builds its C(awx_display) callback on top of
-    this one (docs/architecture.md).
-  - With C(-vv) or more the original C(FAILED - RETRYING) line with the full result is printed.
+    this one (docs/awx.md).
+  - The logic is C(plugins/plugin_utils/_console.py); docs/console.md shows a run.
 extends_documentation_fragment:
   - ansible.builtin.default_callback
   - ansible.builtin.result_format_callback
@@ -32,7 +39,7 @@ requirements:
   - set as stdout callback (C(stdout_callback = rlstack.validation.progress) in C(ansible.cfg))
 options:
   interval_s:
-    description: Seconds between two lines of the same wait when nothing changed.
+    description: Seconds between two lines of the same wait.
     type: float
     default: 30
     env:
@@ -40,6 +47,26 @@ options:
     ini:
       - section: callback_rlstack_progress
         key: interval_s
+  first_after_s:
+    description: A wait prints its first line once it has lasted this long (shorter waits print nothing).
+    type: float
+    default: 10
+    version_added: 1.2.0
+    env:
+      - name: RLSTACK_PROGRESS_FIRST_AFTER_S
+    ini:
+      - section: callback_rlstack_progress
+        key: first_after_s
+  tasks:
+    description: Print every task as C(ansible.builtin.default) does (as C(-v) does), with the level lines.
+    type: bool
+    default: false
+    version_added: 1.2.0
+    env:
+      - name: RLSTACK_CONSOLE_TASKS
+    ini:
+      - section: callback_rlstack_progress
+        key: tasks
 """
 
 EXAMPLES = r"""
@@ -49,18 +76,35 @@ EXAMPLES = r"""
 #
 # [callback_rlstack_progress]
 # interval_s = 30
+# tasks = false          # true (or RLSTACK_CONSOLE_TASKS=true, or -v) prints every task as well
 """
 
 import time
 
+from ansible import constants as C
 from ansible.plugins.callback.default import CallbackModule as DefaultCallbackModule
 
-from ansible_collections.rlstack.validation.plugins.plugin_utils._progress import Throttle, describe, stopped_line
+from ansible_collections.rlstack.validation.plugins.plugin_utils._console import Console, error_message
 
 # The task variable a wait sets to say what it waits for, e.g. "the nccl-tests launcher".
 PROGRESS_VAR = "runner_progress"
-# The fact roles/runner/tasks/level_start.yml sets: {id, level, name, order, started}.
+# A task whose failure the results table already tells (finish_run.yml's "a level failed") sets it.
+QUIET_VAR = "runner_progress_quiet"
+# The facts of roles/runner: a level starts (level_start.yml), a level ends (level.yml decides runner_stop),
+# the Phase 0 gate settles (phase0_settle.yml).
 LEVEL_FACT = "runner_level"
+_COLORS = {"PASS": C.COLOR_OK, "FAIL": C.COLOR_ERROR, "SKIPPED": C.COLOR_SKIP, "WAIT": None}
+
+
+def _says(result):
+    """A debug task's message is for the person: the quiet console prints it (without the task frame)."""
+    action = getattr(result.task, "action", "") or ""
+    return action.rpartition(".")[2] == "debug" and "msg" in (result.result or {})
+
+
+def _task_var(task, name):
+    variables = getattr(task, "vars", None)
+    return variables.get(name) if isinstance(variables, dict) else None
 
 
 class CallbackModule(DefaultCallbackModule):
@@ -71,48 +115,137 @@ class CallbackModule(DefaultCallbackModule):
     def __init__(self):
         super().__init__()
         self._started = {}
-        self._levels = {}
-        self._hosts = set()
-        self._throttle = None
         self._waiting = {}
+        self._console = None
+        self._full = None
 
-    def _interval(self):
-        if self._throttle is None:
-            try:
-                interval = self.get_option("interval_s")
-            except KeyError:
-                interval = None
-            self._throttle = Throttle(30.0 if interval is None else float(interval))
-        return self._throttle
+    # ------------------------------------------------------------------------------------------ settings
+    def _option(self, name, default):
+        try:
+            value = self.get_option(name)
+        except KeyError:
+            value = None
+        return default if value is None else value
 
+    def _con(self):
+        if self._console is None:
+            self._console = Console(float(self._option("interval_s", 30.0)),
+                                    float(self._option("first_after_s", 10.0)))
+        return self._console
+
+    def _stream(self):
+        """Whether the whole Ansible stream is printed (-v, or the tasks option)."""
+        if self._full is None:
+            self._full = self._display.verbosity >= 1 or bool(self._option("tasks", False))
+        return self._full
+
+    def _show(self, lines):
+        for text, kind in lines:
+            self._display.display(text, color=_COLORS.get(kind))
+
+    # ------------------------------------------------------------------------- what the quiet console hides
+    def v2_playbook_on_play_start(self, play):
+        if self._stream():
+            super().v2_playbook_on_play_start(play)
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        if self._stream():
+            super().v2_playbook_on_task_start(task, is_conditional)
+
+    def v2_playbook_on_handler_task_start(self, task):
+        if self._stream():
+            super().v2_playbook_on_handler_task_start(task)
+
+    def v2_playbook_on_cleanup_task_start(self, task):
+        if self._stream():
+            super().v2_playbook_on_cleanup_task_start(task)
+
+    def v2_playbook_on_include(self, included_file):
+        if self._stream():
+            super().v2_playbook_on_include(included_file)
+
+    def v2_runner_on_skipped(self, result):
+        if self._stream():
+            super().v2_runner_on_skipped(result)
+
+    def v2_runner_item_on_ok(self, result):
+        if self._stream():
+            super().v2_runner_item_on_ok(result)
+        elif _says(result):
+            self._show(self._con().message(result.host.get_name(), result.result["msg"]))
+
+    def v2_runner_item_on_skipped(self, result):
+        if self._stream():
+            super().v2_runner_item_on_skipped(result)
+
+    def v2_runner_item_on_failed(self, result):
+        if self._stream():
+            super().v2_runner_item_on_failed(result)
+
+    def v2_playbook_on_stats(self, stats):
+        self._show(self._con().finish(time.time()))
+        if self._stream():
+            super().v2_playbook_on_stats(stats)
+
+    # ----------------------------------------------------------------------------------------- the levels
     def v2_runner_on_start(self, host, task):
         name = host.get_name()
-        self._hosts.add(name)
+        self._con().host_seen(name)
         self._started[(name, task._uuid)] = time.time()
         super().v2_runner_on_start(host, task)
 
     def _task_done(self, result):
         key = (result.host.get_name(), result.task._uuid)
         started = self._started.pop(key, None)
-        self._interval().forget(key)
-        waiting = self._waiting.pop(key, None)
-        return waiting, started
+        self._con().wait_done(key)
+        return self._waiting.pop(key, None), started
 
     def v2_runner_on_ok(self, result):
-        level = (result.result.get("ansible_facts") or {}).get(LEVEL_FACT)
-        if isinstance(level, dict) and level.get("level"):
-            self._levels[result.host.get_name()] = str(level["level"])
+        host = result.host.get_name()
+        now = time.time()
         waiting, started = self._task_done(result)
         if waiting and result.result.get("failed_when_result") is False and result.result.get("exception"):
             # A wait that ran out of retries (failed_when: false) carries Ansible's "Unknown error": that is
             # the bound being reached, which the level judges, not an error of the task.
             result.result.pop("exception", None)
-            self._display.display(stopped_line(waiting[1], waiting[0], time.time() - (started or time.time())))
-        super().v2_runner_on_ok(result)
+            self._show(self._con().wait_stopped(host, None, waiting[0], waiting[1], now - (started or now)))
+        self._show(self._level_lines(host, result.result, now))
+        if self._stream():
+            super().v2_runner_on_ok(result)
+        elif _says(result):
+            self._show(self._con().message(host, result.result["msg"]))
+
+    def _level_lines(self, host, res, now):
+        con = self._con()
+        facts = res.get("ansible_facts") or {}
+        lines = []
+        if isinstance(facts.get(LEVEL_FACT), dict) and "runner_level_gpu" in facts:
+            lines += con.level_started(host, facts[LEVEL_FACT], now)
+        if isinstance(res.get("verdict"), dict) and res["verdict"].get("status"):
+            lines += con.verdict(host, res["verdict"], now)
+        if "runner_stop" in facts and con.level_of(host):
+            lines += con.level_done(host, now)
+        # Phase 0 in this run stopped the expensive levels: said at once (a pass is the footer's line)
+        gate = facts.get("runner_phase0_gate")
+        if isinstance(gate, dict) and gate.get("action") == "fail" and gate.get("reason") == "same_run_failed":
+            lines.append(("Phase 0 gate: %s" % gate.get("message"), "FAIL"))
+        return lines
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._task_done(result)
-        super().v2_runner_on_failed(result, ignore_errors=ignore_errors)
+        if self._stream():
+            super().v2_runner_on_failed(result, ignore_errors=ignore_errors)
+            return
+        if ignore_errors or _task_var(result.task, QUIET_VAR):
+            return
+        self._show(self._con().failed(result.host.get_name(), error_message(result.result)))
+
+    def v2_runner_on_unreachable(self, result):
+        self._task_done(result)
+        if self._stream():
+            super().v2_runner_on_unreachable(result)
+            return
+        self._show(self._con().unreachable(result.host.get_name(), error_message(result.result)))
 
     def v2_runner_retry(self, result):
         if self._run_is_verbose(result, verbosity=2):
@@ -126,18 +259,15 @@ class CallbackModule(DefaultCallbackModule):
         delay = (result.task_fields or {}).get("delay")
         if delay in (None, ""):
             delay = getattr(task, "delay", None)
-        what = (task.vars or {}).get(PROGRESS_VAR) if isinstance(task.vars, dict) else None
+        what = _task_var(task, PROGRESS_VAR)
         if not isinstance(what, str) or "{{" in what or not what.strip():
             what = '"%s"' % (result.task_name or task.get_name()).strip()
+        con = self._con()
         try:
-            line, detail = describe(result.result, what.strip(), self._levels.get(host, ""),
-                                    None if started is None else now - started, delay)
+            lines = con.wait(host, key, result.result, what.strip(), None if started is None else now - started,
+                             delay, now, every_change=self._stream())
         except (TypeError, ValueError):
             super().v2_runner_retry(result)
             return
-        self._waiting[key] = (what.strip(), self._levels.get(host, ""))
-        if not self._interval().due(key, detail, now):
-            return
-        if len(self._hosts) > 1:
-            line = "[%s] %s" % (host, line)
-        self._display.display(line)
+        self._waiting[key] = (what.strip(), con.level_of(host))
+        self._show(lines)

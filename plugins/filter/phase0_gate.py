@@ -56,6 +56,12 @@ options:
     description: C(validation_prices) (overrides of the instance profiles' prices).
     type: dict
     default: {}
+  phase0_in_run:
+    description:
+      - Phase 0 runs in this run, before the gated levels; the gate then waits for its verdict (action C(defer)) and
+        M(rlstack.validation.phase0_gate_settle#filter) decides.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -69,8 +75,8 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description: >-
-    C({action: pass|warn|fail|skip, reason: ok|missing|stale|mismatch|cheap|off|no_level, message, differences,
-    not_compared, record, mode, instance_type, levels})
+    C({action: pass|warn|fail|skip|defer, reason: ok|missing|stale|mismatch|cheap|off|no_level|same_run, message,
+    differences, not_compared, record, mode, instance_type, levels, blocked, nodes, price_per_hour, what})
   type: dict
 """
 
@@ -82,7 +88,8 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _cost, _
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 
-def phase0_gate(records, mode, plan, selected_ids, nodes, image, threshold_usd=20.0, max_age_h=168.0, prices=None):
+def phase0_gate(records, mode, plan, selected_ids, nodes, image, threshold_usd=20.0, max_age_h=168.0, prices=None,
+                phase0_in_run=False):
     mode = str(mode or "fail").strip().lower()
     if mode not in _gate.MODES:
         raise AnsibleFilterError("validation_phase0_gate must be one of %s, not %r" % (", ".join(_gate.MODES), mode))
@@ -100,13 +107,18 @@ def phase0_gate(records, mode, plan, selected_ids, nodes, image, threshold_usd=2
     instance_type = types[0] if types else ""
     price = _cost.price(instance_type, plain(prices or {}))["price_per_hour_usd"] if instance_type else None
     current = _fingerprint.fingerprint(str(image or ""), nodes=nodes)
+    count = len([n for n in nodes if str(n.get("instance_type") or "") == instance_type])
     return _gate.decide(mode, levels, instance_type, price, float(threshold_usd),
                         [r for r in plain(records or []) if isinstance(r, dict)], current, time.time(),
-                        float(max_age_h) * 3600.0)
+                        float(max_age_h) * 3600.0, bool(phase0_in_run), count)
+
+
+def phase0_gate_settle(gate, phase0_status, must_pass=True):
+    return _gate.settle(plain(gate or {}), str(phase0_status or ""), bool(must_pass))
 
 
 class FilterModule:
     """Phase 0 gate."""
 
     def filters(self):
-        return {"phase0_gate": phase0_gate}
+        return {"phase0_gate": phase0_gate, "phase0_gate_settle": phase0_gate_settle}

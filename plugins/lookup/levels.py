@@ -10,12 +10,13 @@ name: levels
 author:
   - rlstack.validation maintainers (@rlstack)
 version_added: 1.1.0
-short_description: The validation levels, in run order (the level registry)
+short_description: The validation levels, in the registry's order (the level registry)
 description:
   - Returns the level registry of C(plugins/module_utils/_levels.py), the one list of the levels that the
     runner, the plan, the report, the AWX surveys, C(validate.sh) and local mode read or are tested against.
   - Each level is a dict with C(id), C(level), C(name), C(order), C(tags), C(skip_to), C(kind), C(probe),
-    C(per_example), C(local) and C(only_when_enabled); C(docs/architecture.md) describes them.
+    C(per_example), C(local), C(only_when_enabled) and, for a level that runs ahead of its place (Phase 0 runs
+    before L3), C(runs_before); C(docs/architecture.md) describes them.
 options:
   _terms:
     description: Level ids to return (a row id such as V(l5_training_step/libero) names its level); none returns every level.

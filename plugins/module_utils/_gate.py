@@ -88,15 +88,19 @@ def differences(record_fp, current_fp):
     return diffs, not_compared
 
 
-def decide(mode, levels, instance_type, price_per_hour, threshold_usd, records, current_fp, now, max_age_s):
-    """The gate's verdict: {action: pass|warn|fail|skip, reason: ok|missing|stale|mismatch|cheap|off|no_level,
-    message, record, differences, not_compared}.
+def decide(mode, levels, instance_type, price_per_hour, threshold_usd, records, current_fp, now, max_age_s,
+           phase0_in_run=False, nodes=0):
+    """The gate's verdict: {action: pass|warn|fail|skip|defer, reason: ok|missing|stale|mismatch|cheap|off|no_level|
+    same_run, message, record, differences, not_compared}.
 
     levels: the selected gated level ids that will run; price_per_hour: the instance type's price or None
-    (unknown counts as expensive); records: Phase 0 records (dicts with status, passed_at, fingerprint)."""
+    (unknown counts as expensive); records: Phase 0 records (dicts with status, passed_at, fingerprint);
+    phase0_in_run: Phase 0 runs in this run (before the gated levels), so its result decides (``settle``);
+    nodes: how many nodes of instance_type the gated levels would use (for the money they would not spend)."""
     mode = str(mode or "fail").strip().lower()
     out = {"action": "skip", "reason": "", "message": "", "record": None, "differences": [], "not_compared": [],
-           "mode": mode, "instance_type": instance_type, "levels": list(levels or [])}
+           "mode": mode, "instance_type": instance_type, "levels": list(levels or []), "blocked": [],
+           "nodes": int(nodes or 0), "price_per_hour": price_per_hour, "what": ""}
     if mode == "off":
         out.update(reason="off", message="the Phase 0 gate is off (validation_phase0_gate: off)")
         return out
@@ -110,6 +114,11 @@ def decide(mode, levels, instance_type, price_per_hour, threshold_usd, records, 
     price_text = ("$%.2f/h" % float(price_per_hour)) if price_per_hour is not None else "an unknown price"
     what = "%s on %s (%s)" % (", ".join(_level_of(i) for i in out["levels"]), instance_type or "these nodes",
                               price_text)
+    out["what"] = what
+    if phase0_in_run:
+        out.update(action="defer", reason="same_run",
+                   message="Phase 0 runs first in this run; %s start only if it passes" % what)
+        return out
     passes = [r for r in (records or []) if isinstance(r, dict) and str(r.get("status")).upper() == "PASS"
               and isinstance(r.get("fingerprint"), dict)]
     passes.sort(key=lambda r: parse_iso(r.get("passed_at")) or 0.0, reverse=True)
@@ -146,6 +155,47 @@ def decide(mode, levels, instance_type, price_per_hour, threshold_usd, records, 
                          "or set validation_phase0_gate: warn to run anyway" % (what, out["message"])
     out["action"] = "warn" if mode == "warn" else "fail"
     return out
+
+
+def not_spent(gate):
+    """What the blocked levels did not spend per hour: '2 x p5.48xlarge, $110.64/h' (or without the money)."""
+    nodes = int(gate.get("nodes") or 0)
+    where = "%s%s" % ("%d x " % nodes if nodes else "", gate.get("instance_type") or "the expensive nodes")
+    price = gate.get("price_per_hour")
+    if price is None:
+        return where
+    return "%s, $%.2f/h" % (where, float(price) * max(nodes, 1))
+
+
+def settle(gate, phase0_status, must_pass=True):
+    """The deferred gate (``decide`` with phase0_in_run) once this run's Phase 0 has its verdict: its pass opens the
+    gate; anything else keeps the gated levels from starting (``blocked``), whatever
+    validation_continue_on_error says, unless must_pass is false (validation_phase0_must_pass)."""
+    gate = dict(gate or {})
+    if gate.get("action") != "defer":
+        return gate
+    status = str(phase0_status or "FAIL").upper()
+    what = gate.get("what") or ", ".join(_level_of(i) for i in gate.get("levels") or [])
+    if status == "PASS":
+        gate.update(action="pass", reason="same_run", message="Phase 0 passed in this run; %s may run" % what)
+    elif not must_pass:
+        gate.update(action="warn", reason="same_run_failed",
+                    message="Phase 0 %s in this run; %s run anyway (validation_phase0_must_pass: false)"
+                    % (status, what))
+    else:
+        gate.update(action="fail", reason="same_run_failed", blocked=list(gate.get("levels") or []),
+                    message="Phase 0 %s in this run, so %s did not start: %s not spent "
+                            "(validation_phase0_must_pass: false runs them anyway)"
+                            % (status, ", ".join(_level_of(i) for i in gate.get("levels") or []), not_spent(gate)))
+    return gate
+
+
+def skip_reason(gate, level_id):
+    """The SKIPPED reason of a level the settled gate kept from starting, else ''."""
+    gate = gate if isinstance(gate, dict) else {}
+    if gate.get("action") != "fail" or str(level_id).partition("/")[0] not in (gate.get("blocked") or []):
+        return ""
+    return "not run: Phase 0 failed in this run (%s not spent)" % not_spent(gate)
 
 
 def record(status, run_id, cluster, fingerprint, checks_failed=None, cost=None, passed_at=None):

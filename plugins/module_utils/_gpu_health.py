@@ -20,7 +20,7 @@ SRC_NMA = ("EKS node monitoring agent docs/node-health-issues.adoc (aws/eks-node
 SRC_MEMERR = "NVIDIA GPU memory error management (row remapping: a pending remap needs a GPU reset; a failed remap means RMA)"
 SRC_NVLINK = ("instance profile nvlink_per_gpu (plugins/module_utils/_profiles.py); link states from `nvidia-smi nvlink -s` "
               "(format: bottlerocket-os/bottlerocket#4418 (H100, 18 links up), Azure/azhpc-diagnostics#73 (<inactive>))")
-SRC_AKT = "aws-k8s-tester GPU suites (landscape): GSP firmware version equal to the driver version"
+SRC_AKT = "aws-k8s-tester GPU suites: GSP firmware version equal to the driver version"
 SRC_FABRIC = ("NVIDIA/NVSentinel fabric_state_check (Completed + Success is healthy; Not Started / In Progress / other "
               "status is a fault); EKS node monitoring agent NvidiaFabricError")
 SRC_DCGM = ("dcgmi diag -j (NVIDIA/DCGM: JSON keys nvvs/include/NvvsJsonStrings.h, shape testing/python3/"

@@ -22,6 +22,9 @@ Fields of a level:
   per_example  whether the level has one row per example (L5, L6 with an evaluation)
   local     what local mode renders for the level: the kinds of objects it would create
   only_when_enabled  the level runs only when validation_phase0_enabled or its own tag asks for it
+  runs_before  the level that it runs right before (None: its place in this list). Phase 0 runs before L3, the
+            first level that needs many expensive nodes, so that its pass or failure decides whether they are
+            used (docs/phase0.md); its row, tags and number stay L3.5 (from_l3 still selects it).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ LEVELS = (
      "only_when_enabled": False},
     {"id": "phase0_efa", "level": "L3.5", "name": "Phase 0 EFA", "order": 3.5, "tags": ["phase0", "l3_5"],
      "skip_to": "3.5", "kind": "mpijob", "probe": None, "per_example": False, "local": ["mpijob"],
-     "only_when_enabled": True},
+     "only_when_enabled": True, "runs_before": "l3_multi_gpu"},
     {"id": "l4_rollout", "level": "L4", "name": "Rollout", "order": 4, "tags": ["l4"], "skip_to": "4",
      "kind": "probe", "probe": "probe_sim_import.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
@@ -59,8 +62,14 @@ KINDS = ("probe", "jobs", "mpijob")
 # have no row in the results table and no place in the run order (docs/isolation.md). Their settings are
 # checked with the levels' (the setting_errors lookup).
 DIAGNOSTICS = (
-    {"id": "isolate", "tags": ["isolate"], "after": ["l3_multi_gpu", "phase0_efa"]},
+    {"id": "isolate", "tags": ["isolate"], "after": ["phase0_efa", "l3_multi_gpu"]},
 )
+
+
+# Rows of the results that are not levels: the baseline comparison's (roles/runner/tasks/baseline.yml). The report
+# prints them on their own line and does not count them. (The Phase 0 gate's row, GATE, stays in the table: it
+# decides whether any level runs.)
+DIAGNOSTIC_ROWS = ("baseline",)
 
 
 def diagnostic_ids():
@@ -94,6 +103,16 @@ def info(level_id):
     """What a verdict needs to name a level: {id, level, name, order}."""
     level = by_id(level_id)
     return {"id": level["id"], "level": level["level"], "name": level["name"], "order": level["order"]}
+
+
+def run_order():
+    """The level ids in the order playbooks/validate.yml runs them: the registry's, with each level that names
+    ``runs_before`` moved right before that level."""
+    out = [level["id"] for level in LEVELS if not level.get("runs_before")]
+    for level in LEVELS:
+        if level.get("runs_before"):
+            out.insert(out.index(level["runs_before"]), level["id"])
+    return out
 
 
 def cumulative_tags(index):

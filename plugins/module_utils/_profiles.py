@@ -30,19 +30,19 @@ GIB = 1 << 30
 SRC_PROFILE = (
     "AHC instance-profiles.conf (aws-samples/awsome-distributed-training 4.validation_and_observability/"
     "2.gpu-cluster-healthcheck), torchx named_resources_aws.py, aws-k8s-tester golden gpu_count.txt "
-    "(landscape.md section 4, EFA devices and GPUs per instance type)"
+    "(EFA devices and GPUs per instance type)"
 )
 SRC_G_PROFILE = (
     "torchx named_resources_aws.py, aws-k8s-tester golden files (g5.8xl, g5.48xl), eks-charts EFA device "
-    "plugin instance list (landscape.md section 4)"
+    "plugin instance list"
 )
 SRC_G6 = "seed .opencode/skills/functional-testing/SKILL.md (Phase 0: 2x g6.8xlarge, 1 L4, 1 EFA, 25 Gbps)"
-SRC_G6E = "torchx named_resources_aws.py (4 / 8 L40S; 2 / 4 EFA) (landscape.md section 4)"
+SRC_G6E = "torchx named_resources_aws.py (4 / 8 L40S; 2 / 4 EFA)"
 SRC_G6E_LOG = "fixture efa-g6e-l40s-4pod-deepspeed-nccl-info.log: 'NET/OFI Selected provider is efa ... (found 4 nics)' on g6e.48xlarge"
 SRC_NVLINK = "awsome-distributed-training 1.architectures/efa-cheatsheet.md: NVLinks per GPU p4de 12, p5/p5en 18, p6-b200 18"
 SRC_NVLINK_NONE = "NVIDIA product specifications: A10G, L4 and L40S are PCIe boards without NVLink"
 SRC_RDMA = (
-    "landscape.md section 5 (seed lessons): FI_EFA_USE_DEVICE_RDMA=1 only on RDMA-capable types "
+    "seed lessons: FI_EFA_USE_DEVICE_RDMA=1 only on RDMA-capable types "
     "(p4d/p4de/p5/p5e/p5en/p6); libfabric aborts with it on g5/g6/g6e. aws-k8s-tester keys the max "
     "message size on RDMA-read capability: 16 GiB on p4d/p4de/p5*, 2 GiB otherwise"
 )
@@ -56,7 +56,7 @@ SRC_AWS_SPEC = (
     "public spec table, not re-verified in this project"
 )
 SRC_H200_MIB = "fixtures/recorded/h200x1/nvidia-smi-query-full.csv: 'NVIDIA H200, 143771 MiB' (driver 580.159.04)"
-SRC_H200_GB = "landscape.md section 4: p5en 8x H200 (141 GB), dstack PR #4110 (GPU memory)"
+SRC_H200_GB = "p5en 8x H200 (141 GB): dstack PR #4110 (GPU memory)"
 SRC_NVSWITCH = (
     "NVIDIA/NVSentinel issue #883 (Fabric Manager is required on all multi-GPU NVSwitch systems: HGX A100, H100, "
     "H200, B200) and the EKS node monitoring agent's FabricManagerNotRunning ('NVSwitch-equipped instance'); "
@@ -234,7 +234,7 @@ _add(_profile(
 _add(_profile(
     "p4de.24xlarge", "p4de", 8, "A100", "NVIDIA A100-SXM4-80GB", r"A100-SXM4-80GB", 80,
     efa_devices=4, network_gbps=400, nvlink_per_gpu=12, nvlink_generation=3, rdma_capable=True, nvswitch=True, pcie_gen=4, pcie_width=16,
-    sources=_src(_P_SOURCES, network_gbps="landscape.md section 4: 4x100 Gbps = 400; seed networking-efa skill",
+    sources=_src(_P_SOURCES, network_gbps=SRC_AWS_SPEC + "; seed networking-efa skill (4x100 Gbps = 400)",
                  nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK,
                  expected_busbw_2node=SRC_ADT_P4DE),
     expected_1g=_busbw(77.0, SRC_ADT_P4DE),
@@ -245,7 +245,7 @@ _add(_profile(
 _add(_profile(
     "p5.48xlarge", "p5", 8, "H100", "NVIDIA H100 80GB HBM3", r"H100.*80GB", 80,
     efa_devices=32, network_gbps=3200, nvlink_per_gpu=18, nvlink_generation=4, rdma_capable=True, nvswitch=True, pcie_gen=5, pcie_width=16,
-    sources=_src(_P_SOURCES, network_gbps="landscape.md section 4: EFA 3200 Gbps",
+    sources=_src(_P_SOURCES, network_gbps=SRC_AWS_SPEC,
                  nvlink_per_gpu=SRC_NVLINK, nvlink_generation=SRC_NVLINK,
                  expected_busbw_2node=SRC_ADT + "; " + SRC_SEED_P5),
     expected_1g=_busbw(437.0, SRC_ADT + "; " + SRC_SEED_P5,

@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
-from ansible_collections.rlstack.validation.plugins.module_utils import _cost
+from ansible_collections.rlstack.validation.plugins.module_utils import _cost, _gate, _levels
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 RULE = "=" * 40
@@ -71,6 +71,9 @@ def _level_row(level_id, result, plan_item, index):
         "sweeps": [dict(s) for s in (result.get("sweeps") or []) if isinstance(s, dict)],
         "gpu": _gpu(result.get("gpu")),
         "fingerprint": dict(result["fingerprint"]) if isinstance(result.get("fingerprint"), dict) else None,
+        # a row that is not a level of the registry (the Baseline comparison, the Phase 0 gate): reported on its
+        # own line under the table and not counted in "N/M passed"
+        "diagnostic": str(level_id) in _levels.DIAGNOSTIC_ROWS,
         "planned": bool(plan_item),
         "selected": _selected(plan_item) if plan_item else True,
         "has_result": True,
@@ -125,13 +128,21 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
         rows.append(row)
     rows.sort(key=lambda r: (r["order"], r["_index"], r["id"]))
 
+    gate = data.get("phase0_gate") if isinstance(data.get("phase0_gate"), dict) else {}
     for position, row in enumerate(rows):
+        row["_position"] = (_run_key(row), position)
+    for row in rows:
         if row["has_result"]:
             continue
         if not row["selected"]:
             row["reason"] = NOT_SELECTED
             continue
-        earlier = [r for r in rows[:position] if r["status"] == "FAIL" and r["has_result"]]
+        if _gate.skip_reason(gate, row["id"]):
+            row["reason"] = _gate.skip_reason(gate, row["id"])
+            continue
+        # earlier in the order the levels ran (Phase 0 runs before L3), not in the table's order
+        earlier = sorted((r for r in rows if r["status"] == "FAIL" and r["has_result"]
+                          and r["_position"] < row["_position"]), key=lambda r: r["_position"])
         if earlier:
             row["reason"] = "not run: %s failed" % earlier[0]["level"]
         else:
@@ -140,19 +151,20 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
 
     for row in rows:
         row.pop("_index", None)
+        row.pop("_position", None)
     report["levels"] = rows
-    summary = {"passed": 0, "failed": 0, "skipped": 0, "total": len(rows)}
-    for row in rows:
+    counted = [row for row in rows if not row["diagnostic"]]
+    summary = {"passed": 0, "failed": 0, "skipped": 0, "total": len(counted)}
+    for row in counted:
         summary[{"PASS": "passed", "FAIL": "failed", "SKIPPED": "skipped"}[row["status"]]] += 1
     report["summary"] = summary
     report["levels_duration_s"] = round(sum(r["duration_s"] or 0.0 for r in rows), 1)
-    gate = data.get("phase0_gate")
-    report["phase0_gate"] = dict(gate) if isinstance(gate, dict) else None
+    report["phase0_gate"] = dict(gate) if gate else None
     isolation = data.get("isolation")
     report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
                               data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {})
-    if summary["failed"] or report["incomplete"] or (report["isolation"] or {}).get("suspects"):
+    if summary["failed"] or report["incomplete"] or any(r["status"] == "FAIL" for r in rows) or (report["isolation"] or {}).get("suspects"):
         report["status"] = "FAIL"
     elif summary["passed"]:
         report["status"] = "PASS"
@@ -162,6 +174,18 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
 
 
 PHASE0_ID = "phase0_efa"
+
+
+def _run_key(row):
+    """When a row ran, as a sort key: its order, except for a level that runs ahead of its place (Phase 0 runs
+    before L3: just under L3's order)."""
+    try:
+        level = _levels.by_id(row["id"])
+    except KeyError:
+        return row["order"]
+    if level.get("runs_before"):
+        return _levels.by_id(level["runs_before"])["order"] - 0.5
+    return row["order"]
 
 
 def run_cost(rows, prices=None, phase0_compare=None):
@@ -285,7 +309,7 @@ def render_table_kinds(report, max_failed_checks=10):
         lines.append((NO_DATA, "NO_DATA"))
         lines.append((RULE, None))
         return lines
-    rows = report["levels"]
+    rows = [r for r in report["levels"] if not r.get("diagnostic")]
     level_w = max([5] + [len(r["level"]) for r in rows]) + 3
     name_w = max([24] + [len(r["name"]) for r in rows])
     lines.append(("%s%s %s%s" % ("Level".ljust(level_w), "Name".ljust(name_w), "Status".ljust(9), "Time"), None))
@@ -307,12 +331,26 @@ def render_table_kinds(report, max_failed_checks=10):
         lines.append(("note: %s %s was selected but has no result; the run is incomplete"
                       % (row["level"], row["name"]), "FAIL"))
     lines.append((summary_line(report), None))
+    lines.extend(diagnostic_lines(report, max_failed_checks))
     lines.extend((text, None) for text in cost_lines(report.get("cost")))
     gate = report.get("phase0_gate")
-    if gate and gate.get("action") in ("pass", "warn"):
+    if gate and (gate.get("action") in ("pass", "warn") or gate.get("reason") == "same_run_failed"):
         lines.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
-                      None))
+                      "FAIL" if gate["action"] == "fail" else None))
     lines.extend(isolation_lines(report.get("isolation")))
+    return lines
+
+
+def diagnostic_lines(report, max_failed_checks=10):
+    """The rows that are not levels (Baseline, the Phase 0 gate), on their own line, failed checks under it."""
+    lines = []
+    for row in report["levels"]:
+        if not row.get("diagnostic"):
+            continue
+        lines.append(("%s %s (diagnostic, not counted): %s in %s" % (
+            row["level"], row["name"], row["status"], _seconds(row["duration_s"])), row["status"]))
+        if row["status"] == "FAIL":
+            lines.extend((text, "FAIL") for text in _failed_check_lines(row, "  ", max_failed_checks))
     return lines
 
 

@@ -9,7 +9,7 @@ A wait in ``roles/runner`` is a ``kubernetes.core.k8s_info`` task with ``until``
 retry the stdout callback ``rlstack.validation.progress`` turns the registered result of that attempt into one
 calm line instead of Ansible's ``FAILED - RETRYING``::
 
-    L3  waiting for the nccl-tests launcher: 42 s of at most 1800 s (2/2 workers running, launcher not created yet)
+    L3    waiting for the nccl-tests launcher: 42 s of at most 1800 s (2/2 workers running, launcher not created yet)
 
 Standard library only. See docs/architecture.md ("Progress of a wait").
 """
@@ -99,9 +99,17 @@ def seconds(value):
     return "%d h %02d min" % (value // 3600, (value % 3600) // 60)
 
 
+LEVEL_WIDTH = 6
+
+
+def level_column(level):
+    """The level, padded so that the text after it lines up: 'L3    ', 'L3.5  ' (nothing without a level)."""
+    return ("%s  " % level).ljust(LEVEL_WIDTH) if level else ""
+
+
 def progress_line(level, what, elapsed_s, bound_s, detail=""):
-    """``L3  waiting for the nccl-tests launcher: 42 s of at most 1800 s (2/2 workers running)``."""
-    head = ("%s  " % level) if level else ""
+    """``L3    waiting for the nccl-tests launcher: 42 s of at most 1800 s (2/2 workers running)``."""
+    head = level_column(level)
     text = "%swaiting for %s: %s" % (head, what, seconds(elapsed_s))
     if bound_s:
         text += " of at most %s" % seconds(bound_s)
@@ -132,7 +140,7 @@ def describe(result, what="", level="", elapsed_s=None, delay_s=None):
 
 def stopped_line(level, what, elapsed_s):
     """The wait reached its bound: said once, calmly; the level then judges what it saw."""
-    head = ("%s  " % level) if level else ""
+    head = level_column(level)
     return "%sstopped waiting for %s after %s (its bound); the level reports what it saw" % (
         head, what, seconds(elapsed_s))
 

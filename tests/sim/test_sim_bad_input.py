@@ -43,6 +43,8 @@ def test_bad_input_is_one_sentence_and_creates_nothing(core, batch, tmp_path, ba
     assert proc.returncode == 2, out[-3000:]
     assert sentence in out
     assert "Traceback" not in out and "argument_spec" not in out and "argument_errors" not in out
+    # one sentence naming the cluster and the setting, without Ansible's task frame (docs/console.md)
+    assert "sim-eks: " + sentence in out and "Origin:" not in out and "TASK [" not in out
     assert len(out) < 8000, "the error should be a few lines, not a dump"
     assert namespace not in [ns.metadata.name for ns in core.list_namespace().items]
     assert not batch.list_job_for_all_namespaces(label_selector="rlstack.io/run-id=" + run_id).items

@@ -23,14 +23,22 @@ module = AnsibleModule(argument_spec={"resources": {"type": "list", "elements": 
 module.exit_json(changed=False, resources=module.params["resources"])
 """
 
+# Returns its argument as rlstack.validation.level_assert returns a row's verdict.
+VERDICT_MODULE = """#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+module = AnsibleModule(argument_spec={"verdict": {"type": "dict"}})
+module.exit_json(changed=False, verdict=module.params["verdict"])
+"""
+
 PLAYBOOK = """
-- name: A wait like the runner's
+- name: A level like the runner's
   hosts: localhost
   gather_facts: false
   tasks:
     - name: Start the level
       ansible.builtin.set_fact:
         runner_level: {id: l3_multi_gpu, level: L3, name: Multi GPU, order: 3}
+        runner_level_gpu: []
     - name: Wait until the pods run
       pods:
         resources:
@@ -43,6 +51,21 @@ PLAYBOOK = """
       failed_when: false
       vars:
         runner_progress: the nccl-tests launcher
+    - name: Judge the level
+      verdict:
+        verdict:
+          id: l3_multi_gpu
+          level: L3
+          status: FAIL
+          checks:
+            - {name: nccl_network, node: p5-node-1, passed: false, message: "nccl_network expected efa, saw socket",
+               hint: NCCL fell back to TCP sockets, excerpt: [one, two, three, "NCCL WARN NET/OFI failed"]}
+    - name: Decide whether the later levels run
+      ansible.builtin.set_fact:
+        runner_stop: true
+    - name: Fail the run
+      ansible.builtin.fail:
+        msg: validation_foo must be one of a, b, not 'c'.
 """
 
 
@@ -55,31 +78,55 @@ def _env(tmp_path):
         "ANSIBLE_LOCALHOST_WARNING": "0",
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
         "RLSTACK_PROGRESS_INTERVAL_S": "0",
+        "RLSTACK_PROGRESS_FIRST_AFTER_S": "0",
         "PATH": "%s:%s" % (Path(sys.executable).parent, env.get("PATH", "")),
         "ANSIBLE_LIBRARY": str(tmp_path / "library"),
     })
     (tmp_path / "library").mkdir(exist_ok=True)
     (tmp_path / "library" / "pods.py").write_text(PODS_MODULE)
+    (tmp_path / "library" / "verdict.py").write_text(VERDICT_MODULE)
     return env
 
 
 def _check(stdout):
     assert "FAILED - RETRYING" not in stdout, stdout
     assert "Unknown error" not in stdout, stdout
-    assert "L3  waiting for the nccl-tests launcher: " in stdout, stdout
+    assert "L3    waiting for the nccl-tests launcher: " in stdout, stdout
     assert "(1/2 workers running, 1 pending, launcher not created yet)" in stdout, stdout
-    assert "L3  stopped waiting for the nccl-tests launcher after " in stdout, stdout
+    assert "L3    stopped waiting for the nccl-tests launcher after " in stdout, stdout
     assert "\x1b" not in stdout and "\r" not in stdout
 
 
-def test_ansible_playbook_prints_progress_not_retrying(tmp_path):
+def _play(tmp_path, *args, **env):
     book = tmp_path / "wait.yml"
     book.write_text(PLAYBOOK)
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=str(ROOT),
-                          env=_env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book), *args], cwd=str(ROOT),
+                          env=dict(_env(tmp_path), **env), capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_console_prints_the_level_its_waits_its_verdict_and_one_sentence(tmp_path):
+    proc = _play(tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
     _check(proc.stdout)
-    assert proc.stdout.count("L3  waiting for the nccl-tests launcher") == 3
+    assert proc.stdout.count("L3    waiting for the nccl-tests launcher") == 3
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "L3    Multi GPU: starting (probe pods on the GPU nodes, then an nccl-tests MPIJob)"
+    end = [i for i, line in enumerate(lines) if line.startswith("L3    Multi GPU: FAIL in ")]
+    assert len(end) == 1
+    assert lines[end[0] + 1:end[0] + 7] == [
+        "      p5-node-1: nccl_network expected efa, saw socket", "      -> NCCL fell back to TCP sockets",
+        "      | two", "      | three", "      | NCCL WARN NET/OFI failed",
+        "localhost: validation_foo must be one of a, b, not 'c'."]
+    for noise in ("TASK [", "PLAY [", "PLAY RECAP", "Origin:", "fatal:", "[ERROR]"):
+        assert noise not in proc.stdout + proc.stderr, noise
+
+
+@pytest.mark.parametrize("how", [("-v",), ()], ids=["-v", "RLSTACK_CONSOLE_TASKS"])
+def test_v_or_the_tasks_setting_bring_the_ansible_stream_back(tmp_path, how):
+    proc = _play(tmp_path, *how, **({} if how else {"RLSTACK_CONSOLE_TASKS": "true"}))
+    assert "TASK [Wait until the pods run]" in proc.stdout and "PLAY RECAP" in proc.stdout, proc.stdout
+    assert "L3    Multi GPU: FAIL in " in proc.stdout
+    assert "L3    waiting for the nccl-tests launcher: " in proc.stdout and "FAILED - RETRYING" not in proc.stdout
 
 
 def test_under_ansible_runner_awx_display_builds_on_it(tmp_path):
@@ -89,15 +136,16 @@ def test_under_ansible_runner_awx_display_builds_on_it(tmp_path):
     book.write_text(PLAYBOOK)
     env = _env(tmp_path)
     envvars = {k: env[k] for k in ("ANSIBLE_CONFIG", "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_NOCOLOR", "PATH",
-                                   "RLSTACK_PROGRESS_INTERVAL_S", "ANSIBLE_LIBRARY")}
+                                   "RLSTACK_PROGRESS_INTERVAL_S", "RLSTACK_PROGRESS_FIRST_AFTER_S", "ANSIBLE_LIBRARY")}
     envvars["ANSIBLE_STDOUT_CALLBACK"] = "rlstack.validation.progress"
     (tmp_path / "private").mkdir()
     runner = ansible_runner.run(private_data_dir=str(tmp_path / "private"), project_dir=str(book.parent),
                                 playbook=str(book), envvars=envvars, quiet=True, timeout=120)
     stdout = runner.stdout.read()
-    assert runner.rc == 0, stdout
+    assert runner.rc == 2, stdout
     assert runner.config.env["ANSIBLE_STDOUT_CALLBACK"] == "awx_display"
     _check(stdout)
     retries = [e for e in runner.events if e.get("event") == "runner_retry"]
     assert len(retries) == 3
     assert all("waiting for the nccl-tests launcher" in e["stdout"] for e in retries)
+    assert "L3    Multi GPU: FAIL in " in stdout and "TASK [" not in stdout

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.filter import checks, example_jobs, isolate, local_checks, nccl, runner, trainjob
+from ansible_collections.rlstack.validation.plugins.filter import (checks, example_jobs, isolate, local_checks, nccl,
+                                                                   phase0_gate, runner, trainjob)
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 
 FILTER_DIR = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 FILTERS = {}
-for _module in (checks, example_jobs, isolate, local_checks, nccl, runner, trainjob):
+for _module in (checks, example_jobs, isolate, local_checks, nccl, phase0_gate, runner, trainjob):
     FILTERS.update(_module.FilterModule().filters())
 # Filters whose docs also state each option's required-ness and default exactly as the function has them.
 STRICT = set()

@@ -78,3 +78,36 @@ def test_warn_off_cheap_and_no_level():
 def test_versions_compare_without_build_suffixes():
     assert g._version("2.27.7-1") == g._version("2.27.7") == "2.27.7"
     assert g._version("1.5.0aws") == "1.5.0"
+
+
+def same_run(price=55.04, nodes=2):
+    return g.decide("fail", ["l3_multi_gpu", "l5_training_step"], "p5.48xlarge", price, 20.0, [], current(IMAGE), NOW,
+                    7 * DAY, phase0_in_run=True, nodes=nodes)
+
+
+def test_phase0_in_the_same_run_decides():
+    gate = same_run()
+    assert gate["action"] == "defer" and gate["reason"] == "same_run"
+    assert gate["message"] == ("Phase 0 runs first in this run; L3 multi-node, L5 on p5.48xlarge ($55.04/h) start "
+                               "only if it passes")
+    passed = g.settle(gate, "PASS")
+    assert passed["action"] == "pass" and passed["blocked"] == []
+    assert passed["message"] == "Phase 0 passed in this run; L3 multi-node, L5 on p5.48xlarge ($55.04/h) may run"
+    failed = g.settle(gate, "FAIL")
+    assert failed["action"] == "fail" and failed["blocked"] == ["l3_multi_gpu", "l5_training_step"]
+    assert failed["message"].startswith("Phase 0 FAIL in this run, so L3 multi-node, L5 did not start: "
+                                        "2 x p5.48xlarge, $110.08/h not spent")
+    assert g.skip_reason(failed, "l5_training_step/libero") == (
+        "not run: Phase 0 failed in this run (2 x p5.48xlarge, $110.08/h not spent)")
+    assert g.skip_reason(failed, "l4_rollout") == "" and g.skip_reason(passed, "l3_multi_gpu") == ""
+    assert g.settle(gate, "FAIL", must_pass=False)["action"] == "warn"
+    # a gate that did not wait (records decided, or off) is left as it is
+    assert g.settle(decide([]), "FAIL") == decide([])
+
+
+def test_the_same_run_rule_does_not_apply_when_the_gate_does_not():
+    off = g.decide("off", ["l3_multi_gpu"], "p5.48xlarge", 55.04, 20.0, [], current(IMAGE), NOW, 7 * DAY, True, 2)
+    cheap = g.decide("fail", ["l3_multi_gpu"], "g6.8xlarge", 2.01, 20.0, [], current(IMAGE), NOW, 7 * DAY, True, 2)
+    assert off["action"] == "skip" and cheap["action"] == "skip"
+    assert "unknown price" in same_run(price=None)["message"]
+    assert g.not_spent(same_run(price=None)) == "2 x p5.48xlarge"

@@ -107,15 +107,23 @@ def test_each_level_has_its_role_and_probe(level):
 # ------------------------------------------------------------------------------------- playbooks/validate.yml
 
 
-def test_the_playbook_has_one_entry_per_level_in_order():
-    assert [role for role, _tags, _when in playbook_entries()] == IDS
+def test_the_playbook_has_one_entry_per_level_in_run_order():
+    assert [role for role, _tags, _when in playbook_entries()] == _levels.run_order()
+
+
+def test_phase0_runs_before_the_first_expensive_level():
+    order = _levels.run_order()
+    assert sorted(order) == sorted(IDS)
+    assert order.index("phase0_efa") == order.index("l3_multi_gpu") - 1
+    assert [i for i in order if i != "phase0_efa"] == [i for i in IDS if i != "phase0_efa"]
 
 
 @pytest.mark.parametrize("index", range(len(LEVELS)), ids=IDS)
 def test_the_playbook_tags_are_the_registrys(index):
-    role, tags, when = playbook_entries()[index]
+    entries = dict((role, (tags, when)) for role, tags, when in playbook_entries())
+    tags, when = entries[IDS[index]]
     assert tags == _levels.cumulative_tags(index)
-    assert when == "'%s' in runner_plan_ids and not runner_stop" % role
+    assert when == "'%s' in runner_plan_ids and not runner_stop" % IDS[index]
 
 
 def test_one_rescue_and_one_gate():

@@ -260,3 +260,33 @@ def test_junit_failure_text_carries_the_excerpt():
     text = [c for c in root.iter("testcase") if c.find("failure") is not None][0].find("failure").text
     assert "  log excerpt:\n    " + '  File "train.py", line 14, in reward\n    ValueError: NaN <&>\n' in text
     assert text.endswith("    rc=1")
+
+
+def test_diagnostics_are_not_counted_as_levels():
+    """The Baseline row of a run of L5 and L6 is reported on its own line, not as one of the levels."""
+    stats = seed_stats()
+    stats["eks-p5"]["levels"]["baseline"] = level("baseline", "BASE", "Baseline", 90, 0.2)
+    (report,) = r.build_reports(stats)
+    lines = r.render_table(report)
+    assert "9/9 passed in 3604s" in lines
+    assert "BASE Baseline (diagnostic, not counted): PASS in 0s" in lines
+    assert not [line for line in lines if line.startswith("BASE ") and "PASS     " in line]
+    assert report["summary"]["total"] == 9 and report["status"] == "PASS"
+    stats["eks-p5"]["levels"]["baseline"]["status"] = "FAIL"
+    assert r.build_reports(stats)[0]["status"] == "FAIL"
+
+
+def test_phase0_failure_in_the_run_skips_the_expensive_levels_with_the_money_not_spent():
+    plan = [{"id": i, "level": lv, "name": n, "order": o, "selected": True} for i, lv, n, o in (
+        ("l2_single_gpu", "L2", "Single GPU", 2), ("l3_multi_gpu", "L3", "Multi GPU / NCCL", 3),
+        ("phase0_efa", "L3.5", "Phase 0 EFA", 3.5), ("l4_rollout", "L4", "Rollout", 4))]
+    gate = {"action": "fail", "reason": "same_run_failed", "blocked": ["l3_multi_gpu"], "nodes": 2,
+            "instance_type": "p5.48xlarge", "price_per_hour": 55.04, "message": "Phase 0 FAIL in this run, so ..."}
+    levels = {"l2_single_gpu": level("l2_single_gpu", "L2", "Single GPU", 2, 5),
+              "phase0_efa": level("phase0_efa", "L3.5", "Phase 0 EFA", 3.5, 40, "FAIL")}
+    report = r.cluster_report("eks", {"plan": plan, "levels": levels, "phase0_gate": gate})
+    rows = dict((row["id"], row) for row in report["levels"])
+    assert rows["l3_multi_gpu"]["reason"] == "not run: Phase 0 failed in this run (2 x p5.48xlarge, $110.08/h not spent)"
+    assert rows["l4_rollout"]["reason"] == "not run: L3.5 failed"
+    assert report["incomplete"] == []
+    assert "Phase 0 gate: Phase 0 FAIL in this run, so ..." in r.render_table(report)

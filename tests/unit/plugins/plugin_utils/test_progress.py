@@ -45,7 +45,7 @@ def test_no_pods():
 def test_describe_a_wait_from_its_registered_result():
     result = {"attempts": 21, "retries": 901, "resources": [pod("worker"), pod("worker")]}
     line, detail = p.describe(result, "the nccl-tests launcher", "L3", elapsed_s=42.4, delay_s=2)
-    assert line == ("L3  waiting for the nccl-tests launcher: 42 s of at most 30 min 00 s "
+    assert line == ("L3    waiting for the nccl-tests launcher: 42 s of at most 30 min 00 s "
                     "(2/2 workers running, launcher not created yet)")
     assert detail == "2/2 workers running, launcher not created yet"
 
@@ -77,4 +77,4 @@ def test_throttle_prints_on_change_or_after_the_interval():
 
 def test_stopped_line():
     assert p.stopped_line("L2", "the probe pods to start", 900) == (
-        "L2  stopped waiting for the probe pods to start after 15 min 00 s (its bound); the level reports what it saw")
+        "L2    stopped waiting for the probe pods to start after 15 min 00 s (its bound); the level reports what it saw")

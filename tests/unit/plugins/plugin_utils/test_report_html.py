@@ -409,3 +409,11 @@ def test_a_failed_check_shows_its_excerpt_escaped_in_the_level_table():
     assert ('<pre class="excerpt">  File &quot;train.py&quot;, line 14, in reward\nValueError: &lt;script&gt;x'
             '&lt;/script&gt;\nlast 1 line of the log:\ntoken=[redacted]</pre>') in page
     assert "<script>" not in page
+
+
+@pytest.mark.parametrize("itype", ["p5.48xlarge", "p5en.48xlarge", "p4de.24xlarge", "g6e.48xlarge"])
+def test_the_limit_note_cites_only_what_the_user_has(itype):
+    """The sources a page cites are public ones or files of the collection, never the project's own notes
+    (landscape.md is not in the collection)."""
+    page = h.render_html(l3_document(itype))
+    assert "physical limit: " in page and "landscape" not in page
