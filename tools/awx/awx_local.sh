@@ -71,7 +71,8 @@ install_sources() {
 }
 
 install_venv() {
-    local stamp=$VENV/.installed-$(sha256sum "$ROOT/tools/awx/requirements-awx.txt" | cut -c1-12)
+    local stamp
+    stamp=$VENV/.installed-$(sha256sum "$ROOT/tools/awx/requirements-awx.txt" | cut -c1-12)
     [[ -f $stamp ]] && return 0
     say "AWX's Python requirements into $VENV (first time: ~10 minutes on 2 cores)"
     [[ -x $VENV/bin/python ]] || python3.11 -m venv "$VENV"
