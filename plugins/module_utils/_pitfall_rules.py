@@ -185,6 +185,56 @@ def _rule_deadline(obj, opts):
                    {"actual": seconds, "expected": opts["min_deadline_s"], "op": "ge", "unit": "s"})
 
 
+# Kubernetes API reference, Job v1 batch (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/
+# job-v1/, from k8s.io/api batch/v1 types.go JobSpec): backoffLimit "Specifies the number of retries before
+# marking this job failed. Defaults to 6"; activeDeadlineSeconds has no default (the Job may run for ever).
+JOB_DEFAULT_BACKOFF_LIMIT = 6
+
+
+def job_specs(doc):
+    """(path, spec) of every batch/v1 Job spec of an object: a Job's own spec, a CronJob's (or any)
+    jobTemplate.spec, a JobSet's replicatedJobs[].template.spec."""
+    found = []
+    if str(doc.get("kind") or "") == "Job" and isinstance(doc.get("spec"), dict):
+        found.append((("spec",), doc["spec"]))
+    for path, value in find_keys(doc, "jobTemplate"):
+        if isinstance(value, dict) and isinstance(value.get("spec"), dict):
+            found.append((path + ("spec",), value["spec"]))
+    for path, value in find_keys(doc, "replicatedJobs"):
+        for index, item in enumerate(value if isinstance(value, list) else []):
+            template = item.get("template") if isinstance(item, dict) else None
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                found.append((path + (index, "template", "spec"), template["spec"]))
+    return found
+
+
+def _rule_job_retries(obj, opts):
+    for path, spec in job_specs(obj.doc):
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        pod = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+        gpus = sum(gpu_count(data, opts["gpu_resources"]) for _p, data in containers(pod))
+        if gpus <= 0:
+            continue
+        missing = [key for key in ("backoffLimit", "activeDeadlineSeconds") if key not in spec]
+        if not missing:
+            continue
+        where = "Job" if path == ("spec",) else "Job template %s of" % fmt_path(path)
+        what = []
+        if "backoffLimit" in missing:
+            what.append("no backoffLimit (Kubernetes then retries %d times, each retry buying the GPUs again)"
+                        % JOB_DEFAULT_BACKOFF_LIMIT)
+        if "activeDeadlineSeconds" in missing:
+            what.append("no activeDeadlineSeconds (a hung run holds its GPUs until someone deletes it)")
+        add = " and ".join("%s: %s" % (key, "0" if key == "backoffLimit" else "<longest expected run, s>")
+                           for key in missing)
+        yield ("%s %s requests %d GPU(s) and has %s" % (where, object_label(obj.doc), gpus, "; ".join(what)), path,
+               {"actual": missing, "expected": [], "op": "eq",
+                "fix": "add %s under %s of %s (%s)" % (add, fmt_path(path), object_label(obj.doc), "; ".join(
+                    ["backoffLimit: 0 or 1 for a training run that cannot resume"] * ("backoffLimit" in missing)
+                    + ["the deadline at least %d s: image pulls count" % opts["min_deadline_s"]]
+                    * ("activeDeadlineSeconds" in missing)))})
+
+
 def _rule_image_pull_policy(ctr, opts):
     if str(ctr.data.get("imagePullPolicy") or "") == "Always":
         yield ("%s pulls its image on every start (imagePullPolicy: Always)" % ctr.title,
@@ -461,6 +511,10 @@ RULES = (
     Rule("deadline", "error", "A Job, pod or MPIJob deadline (activeDeadlineSeconds) under the floor",
          "set activeDeadlineSeconds to at least %(min_deadline_s)d s: images of 15-20 GB take 5-10 minutes to pull "
          "the first time, and the deadline counts the pull (seed pitfall 3)", "object", _rule_deadline),
+    Rule("job_retries", "warning", "A GPU Job without backoffLimit or activeDeadlineSeconds",
+         "set backoffLimit (Kubernetes defaults to 6 retries, each re-buying the GPU time) and activeDeadlineSeconds "
+         "(no default: a hung run holds its GPUs) in the spec of every Job whose pods request GPUs", "object",
+         _rule_job_retries),
     Rule("image_pull_policy", "warning", "imagePullPolicy: Always",
          "use imagePullPolicy: IfNotPresent with a pinned tag: Always re-pulls a 15-20 GB image on every start "
          "(seed pitfall 3)", "container", _rule_image_pull_policy),
