@@ -23,7 +23,7 @@ import copy
 import os
 import re
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles
+from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles, _shell_syntax
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     SEVERITIES, LintError, finding, fmt_path, is_k8s_object, object_label)
@@ -309,6 +309,31 @@ def _rule_inline_script(ctr, opts):
                                      "op": "le", "unit": "control-flow constructs"})
 
 
+def _script_item(ctr, shell, body):
+    """(path, where) of the argv item holding an inline script: `command` or `args`, and its index there."""
+    for where in ("command", "args"):
+        items = ctr.data.get(where) or []
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            if item is not None and str(item) == body:
+                return ctr.path + (where, index)
+    return ctr.path + ("command",)
+
+
+def _rule_shell_syntax(ctr, opts):
+    script = shell_script(ctr.argv(), opts["shells"])
+    if not script or script[0] not in ("bash", "sh"):
+        return  # bash -n speaks for bash and the POSIX sh it extends, not for zsh or ksh
+    shell, body = script
+    errors = _shell_syntax.bash_n(body)
+    if not errors:
+        return  # none, or bash could not be run (not installed, timed out): no guess
+    path = _script_item(ctr, shell, body)
+    for line, message in errors:
+        yield ("%s runs `%s -c` with a script bash -n rejects%s: %s"
+               % (ctr.title, shell, " at its line %d" % line if line else "", message), path,
+               {"actual": message, "expected": "no syntax error", "op": "eq", "text_line": line})
+
+
 def _rule_simulator_config(ctr, opts):
     for simulator in opts["simulators"]:
         signals = simulator_signals(ctr, simulator, opts["shells"])
@@ -527,6 +552,9 @@ RULES = (
     Rule("inline_script", "warning", "A multi-line `sh -c` script with control flow",
          "keep inline shell to straight commands; put branches, loops and functions in a script mounted from a "
          "ConfigMap or baked into the image (seed pitfall 4)", "container", _rule_inline_script),
+    Rule("shell_syntax", "error", "An inline `bash -c` / `sh -c` script that bash -n rejects",
+         "fix the script's syntax at the line named (the container would exit at once with a syntax error); "
+         "run `bash -n` on the rendered script to check", "container", _rule_shell_syntax),
     Rule("simulator_config", "warning", "A simulator workload whose import would ask for its config on stdin",
          "provide the simulator's config file: for LIBERO set LIBERO_CONFIG_PATH to a directory holding "
          "config.yaml (a ConfigMap volume) or write it before the import; and keep stdin closed (seed pitfall 1)",
@@ -636,6 +664,10 @@ def lint_document(doc, options=None, provided_env=None, file="", marks=None, fir
         for message, path, extra in results:
             line, column = line_of(marks or {}, path, first_line) if (marks or first_line) else (0, 0)
             extra = dict(extra)
+            text_line = extra.pop("text_line", 0)  # a line inside a literal block scalar (an inline script)
+            text = (marks or {}).get(tuple(str(p) if not isinstance(p, int) else p for p in path) + ("<text>",))
+            if text_line and text:
+                line, column = text[0] + text_line - 1, 0
             # a rule may lower one finding's severity (weak evidence); the user's severity setting still wins
             severity = (opts.get("severity") or {}).get(rule.name) or extra.pop("severity", None) or \
                 severity_of(rule.name, opts)

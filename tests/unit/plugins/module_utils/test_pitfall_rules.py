@@ -494,3 +494,63 @@ def test_job_retries_false_with_both_fields_placeholders_or_without_gpus():
     # a Deployment's pods are not a Job's: no backoffLimit there
     deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": gpu_job({})["spec"]}
     assert found(deploy, "job_retries") == []
+
+
+# ------------------------------------------------------------------------------------------ shell_syntax
+
+BROKEN_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+        - name: main
+          image: x:1
+          command:
+            - bash
+            - -c
+            - |
+              set -e
+              if [ -n "$RANK" ]; then
+                echo rank
+              fi fi
+              echo done
+"""
+
+
+def test_shell_syntax_true_at_the_scripts_line():
+    from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
+    (doc, marks, first), = load_all(BROKEN_JOB, "job.yaml")
+    hits = [f for f in r.lint_document(doc, {"rules": ["shell_syntax"]}, file="job.yaml", marks=marks,
+                                       first_line=first)]
+    assert [(h["line"], h["severity"], h["path"]) for h in hits] == [
+        (18, "error", "spec.template.spec.containers[0].command[2]")]
+    assert "near unexpected token `fi'" in hits[0]["message"] and "at its line 4" in hits[0]["message"]
+    # in args, without marks: the item is named, the line is the script's own
+    doc["spec"]["template"]["spec"]["containers"][0].update(
+        command=["sh"], args=["-c", doc["spec"]["template"]["spec"]["containers"][0]["command"][2]])
+    hits = found(doc, "shell_syntax")
+    assert [h["path"] for h in hits] == ["spec.template.spec.containers[0].args[1]"]
+
+
+def test_shell_syntax_false_on_valid_scripts_other_shells_and_no_bash(monkeypatch):
+    doc = yaml.safe_load(BROKEN_JOB)
+    ctr = doc["spec"]["template"]["spec"]["containers"][0]
+    ctr["command"][2] = ctr["command"][2].replace("fi fi", "fi")
+    assert found(doc, "shell_syntax") == []
+    ctr["command"] = ["zsh", "-c", "if x; then fi fi"]
+    assert found(doc, "shell_syntax") == []
+    ctr["command"] = ["bash", "-c", "if x; then fi fi"]
+    assert len(found(doc, "shell_syntax")) == 1
+    monkeypatch.setattr(r._shell_syntax, "bash_n", lambda script: None)  # bash not installed, or timed out
+    assert found(doc, "shell_syntax") == []
+
+
+def test_bash_n_reads_bash_itself():
+    from ansible_collections.rlstack.validation.plugins.module_utils import _shell_syntax as s
+    assert s.bash_n("echo a\nif x; then\n echo\nfi fi\n") == [(4, "syntax error near unexpected token `fi': `fi fi'")]
+    assert s.bash_n("echo ${HOSTNAME##*-}; [[ -n $X ]] && echo y") == []
+    assert s.bash_n("echo", bash="/nonexistent/bash") is None
+    assert s.bash_n("sleep 5", timeout=0.001) in ([], None)  # -n never runs the script; a timeout answers None

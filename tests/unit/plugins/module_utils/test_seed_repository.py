@@ -176,3 +176,8 @@ def test_seed_job_retries_on_the_gpu_jobs_without_a_deadline(seed):
         ("examples/maniskill-openvlaoft-ppo/manifests/maniskill-openvlaoft-ppo.yaml", 30),
         ("examples/wan-openvlaoft-grpo/manifests/wan-openvlaoft-grpo.yaml", 12)]
     assert all(f["actual"] == ["activeDeadlineSeconds"] and f["severity"] == "warning" for f in hits)
+
+
+def test_seed_inline_scripts_all_pass_bash_n(seed):
+    """Every `bash -c` script of the seed (rendered as the repository renders it) is valid bash: no false alarm."""
+    assert by_rule(lint_seed(seed), "shell_syntax") == []
