@@ -309,7 +309,7 @@ def _rule_inline_script(ctr, opts):
                                      "op": "le", "unit": "control-flow constructs"})
 
 
-def _script_item(ctr, shell, body):
+def _script_item(ctr, body):
     """(path, where) of the argv item holding an inline script: `command` or `args`, and its index there."""
     for where in ("command", "args"):
         items = ctr.data.get(where) or []
@@ -327,7 +327,7 @@ def _rule_shell_syntax(ctr, opts):
     errors = _shell_syntax.bash_n(body)
     if not errors:
         return  # none, or bash could not be run (not installed, timed out): no guess
-    path = _script_item(ctr, shell, body)
+    path = _script_item(ctr, body)
     for line, message in errors:
         yield ("%s runs `%s -c` with a script bash -n rejects%s: %s"
                % (ctr.title, shell, " at its line %d" % line if line else "", message), path,

@@ -19,6 +19,8 @@ import pytest
 import yaml
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _pitfall_rules as r
+from ansible_collections.rlstack.validation.plugins.module_utils import _shell_syntax
+from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
@@ -521,10 +523,8 @@ spec:
 
 
 def test_shell_syntax_true_at_the_scripts_line():
-    from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
     (doc, marks, first), = load_all(BROKEN_JOB, "job.yaml")
-    hits = [f for f in r.lint_document(doc, {"rules": ["shell_syntax"]}, file="job.yaml", marks=marks,
-                                       first_line=first)]
+    hits = r.lint_document(doc, {"rules": ["shell_syntax"]}, file="job.yaml", marks=marks, first_line=first)
     assert [(h["line"], h["severity"], h["path"]) for h in hits] == [
         (18, "error", "spec.template.spec.containers[0].command[2]")]
     assert "near unexpected token `fi'" in hits[0]["message"] and "at its line 4" in hits[0]["message"]
@@ -544,12 +544,12 @@ def test_shell_syntax_false_on_valid_scripts_other_shells_and_no_bash(monkeypatc
     assert found(doc, "shell_syntax") == []
     ctr["command"] = ["bash", "-c", "if x; then fi fi"]
     assert len(found(doc, "shell_syntax")) == 1
-    monkeypatch.setattr(r._shell_syntax, "bash_n", lambda script: None)  # bash not installed, or timed out
+    monkeypatch.setattr(_shell_syntax, "bash_n", lambda script: None)  # bash not installed, or timed out
     assert found(doc, "shell_syntax") == []
 
 
 def test_bash_n_reads_bash_itself():
-    from ansible_collections.rlstack.validation.plugins.module_utils import _shell_syntax as s
+    s = _shell_syntax
     assert s.bash_n("echo a\nif x; then\n echo\nfi fi\n") == [(4, "syntax error near unexpected token `fi': `fi fi'")]
     assert s.bash_n("echo ${HOSTNAME##*-}; [[ -n $X ]] && echo y") == []
     assert s.bash_n("echo", bash="/nonexistent/bash") is None
