@@ -23,7 +23,7 @@ import copy
 import os
 import re
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles
+from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles, _shell_syntax
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     SEVERITIES, LintError, finding, fmt_path, is_k8s_object, object_label)
@@ -185,6 +185,56 @@ def _rule_deadline(obj, opts):
                    {"actual": seconds, "expected": opts["min_deadline_s"], "op": "ge", "unit": "s"})
 
 
+# Kubernetes API reference, Job v1 batch (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/
+# job-v1/, from k8s.io/api batch/v1 types.go JobSpec): backoffLimit "Specifies the number of retries before
+# marking this job failed. Defaults to 6"; activeDeadlineSeconds has no default (the Job may run for ever).
+JOB_DEFAULT_BACKOFF_LIMIT = 6
+
+
+def job_specs(doc):
+    """(path, spec) of every batch/v1 Job spec of an object: a Job's own spec, a CronJob's (or any)
+    jobTemplate.spec, a JobSet's replicatedJobs[].template.spec."""
+    found = []
+    if str(doc.get("kind") or "") == "Job" and isinstance(doc.get("spec"), dict):
+        found.append((("spec",), doc["spec"]))
+    for path, value in find_keys(doc, "jobTemplate"):
+        if isinstance(value, dict) and isinstance(value.get("spec"), dict):
+            found.append((path + ("spec",), value["spec"]))
+    for path, value in find_keys(doc, "replicatedJobs"):
+        for index, item in enumerate(value if isinstance(value, list) else []):
+            template = item.get("template") if isinstance(item, dict) else None
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                found.append((path + (index, "template", "spec"), template["spec"]))
+    return found
+
+
+def _rule_job_retries(obj, opts):
+    for path, spec in job_specs(obj.doc):
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        pod = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+        gpus = sum(gpu_count(data, opts["gpu_resources"]) for _p, data in containers(pod))
+        if gpus <= 0:
+            continue
+        missing = [key for key in ("backoffLimit", "activeDeadlineSeconds") if key not in spec]
+        if not missing:
+            continue
+        where = "Job" if path == ("spec",) else "Job template %s of" % fmt_path(path)
+        what = []
+        if "backoffLimit" in missing:
+            what.append("no backoffLimit (Kubernetes then retries %d times, each retry buying the GPUs again)"
+                        % JOB_DEFAULT_BACKOFF_LIMIT)
+        if "activeDeadlineSeconds" in missing:
+            what.append("no activeDeadlineSeconds (a hung run holds its GPUs until someone deletes it)")
+        add = " and ".join("%s: %s" % (key, "0" if key == "backoffLimit" else "<longest expected run, s>")
+                           for key in missing)
+        yield ("%s %s requests %d GPU(s) and has %s" % (where, object_label(obj.doc), gpus, "; ".join(what)), path,
+               {"actual": missing, "expected": [], "op": "eq",
+                "fix": "add %s under %s of %s (%s)" % (add, fmt_path(path), object_label(obj.doc), "; ".join(
+                    ["backoffLimit: 0 or 1 for a training run that cannot resume"] * ("backoffLimit" in missing)
+                    + ["the deadline at least %d s: image pulls count" % opts["min_deadline_s"]]
+                    * ("activeDeadlineSeconds" in missing)))})
+
+
 def _rule_image_pull_policy(ctr, opts):
     if str(ctr.data.get("imagePullPolicy") or "") == "Always":
         yield ("%s pulls its image on every start (imagePullPolicy: Always)" % ctr.title,
@@ -257,6 +307,31 @@ def _rule_inline_script(ctr, opts):
                % (ctr.title, shell, len(lines), ", ".join(sorted(set(constructs), key=constructs.index))),
                ctr.path + (where,), {"actual": len(constructs), "expected": opts["inline_script_max_control_flow"],
                                      "op": "le", "unit": "control-flow constructs"})
+
+
+def _script_item(ctr, body):
+    """(path, where) of the argv item holding an inline script: `command` or `args`, and its index there."""
+    for where in ("command", "args"):
+        items = ctr.data.get(where) or []
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            if item is not None and str(item) == body:
+                return ctr.path + (where, index)
+    return ctr.path + ("command",)
+
+
+def _rule_shell_syntax(ctr, opts):
+    script = shell_script(ctr.argv(), opts["shells"])
+    if not script or script[0] not in ("bash", "sh"):
+        return  # bash -n speaks for bash and the POSIX sh it extends, not for zsh or ksh
+    shell, body = script
+    errors = _shell_syntax.bash_n(body)
+    if not errors:
+        return  # none, or bash could not be run (not installed, timed out): no guess
+    path = _script_item(ctr, body)
+    for line, message in errors:
+        yield ("%s runs `%s -c` with a script bash -n rejects%s: %s"
+               % (ctr.title, shell, " at its line %d" % line if line else "", message), path,
+               {"actual": message, "expected": "no syntax error", "op": "eq", "text_line": line})
 
 
 def _rule_simulator_config(ctr, opts):
@@ -461,6 +536,10 @@ RULES = (
     Rule("deadline", "error", "A Job, pod or MPIJob deadline (activeDeadlineSeconds) under the floor",
          "set activeDeadlineSeconds to at least %(min_deadline_s)d s: images of 15-20 GB take 5-10 minutes to pull "
          "the first time, and the deadline counts the pull (seed pitfall 3)", "object", _rule_deadline),
+    Rule("job_retries", "warning", "A GPU Job without backoffLimit or activeDeadlineSeconds",
+         "set backoffLimit (Kubernetes defaults to 6 retries, each re-buying the GPU time) and activeDeadlineSeconds "
+         "(no default: a hung run holds its GPUs) in the spec of every Job whose pods request GPUs", "object",
+         _rule_job_retries),
     Rule("image_pull_policy", "warning", "imagePullPolicy: Always",
          "use imagePullPolicy: IfNotPresent with a pinned tag: Always re-pulls a 15-20 GB image on every start "
          "(seed pitfall 3)", "container", _rule_image_pull_policy),
@@ -473,6 +552,9 @@ RULES = (
     Rule("inline_script", "warning", "A multi-line `sh -c` script with control flow",
          "keep inline shell to straight commands; put branches, loops and functions in a script mounted from a "
          "ConfigMap or baked into the image (seed pitfall 4)", "container", _rule_inline_script),
+    Rule("shell_syntax", "error", "An inline `bash -c` / `sh -c` script that bash -n rejects",
+         "fix the script's syntax at the line named (the container would exit at once with a syntax error); "
+         "run `bash -n` on the rendered script to check", "container", _rule_shell_syntax),
     Rule("simulator_config", "warning", "A simulator workload whose import would ask for its config on stdin",
          "provide the simulator's config file: for LIBERO set LIBERO_CONFIG_PATH to a directory holding "
          "config.yaml (a ConfigMap volume) or write it before the import; and keep stdin closed (seed pitfall 1)",
@@ -582,6 +664,10 @@ def lint_document(doc, options=None, provided_env=None, file="", marks=None, fir
         for message, path, extra in results:
             line, column = line_of(marks or {}, path, first_line) if (marks or first_line) else (0, 0)
             extra = dict(extra)
+            text_line = extra.pop("text_line", 0)  # a line inside a literal block scalar (an inline script)
+            text = (marks or {}).get(tuple(str(p) if not isinstance(p, int) else p for p in path) + ("<text>",))
+            if text_line and text:
+                line, column = text[0] + text_line - 1, 0
             # a rule may lower one finding's severity (weak evidence); the user's severity setting still wins
             severity = (opts.get("severity") or {}).get(rule.name) or extra.pop("severity", None) or \
                 severity_of(rule.name, opts)

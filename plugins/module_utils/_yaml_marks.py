@@ -22,6 +22,13 @@ def _yaml():
     return yaml
 
 
+def _text_mark(node, path, marks):
+    """path + ('<text>',): the line of the first line of a literal block scalar (`|`), whose lines map one to one
+    to the file's (an inline script's line N is on file line <text> + N - 1); other styles fold lines."""
+    if getattr(node, "style", None) == "|":
+        marks.setdefault(path + ("<text>",), (node.start_mark.line + 2, 0))
+
+
 def _walk(node, path, marks, active):
     yaml = _yaml()
     if id(node) in active:  # a recursive alias: its own lines are already recorded
@@ -33,11 +40,13 @@ def _walk(node, path, marks, active):
             sub = path + (str(name),)
             marks.setdefault(sub, (key.start_mark.line + 1, key.start_mark.column + 1))
             marks.setdefault(sub + ("<value>",), (value.start_mark.line + 1, value.start_mark.column + 1))
+            _text_mark(value, sub, marks)
             _walk(value, sub, marks, active)
     elif isinstance(node, yaml.SequenceNode):
         for index, value in enumerate(node.value):
             sub = path + (index,)
             marks.setdefault(sub, (value.start_mark.line + 1, value.start_mark.column + 1))
+            _text_mark(value, sub, marks)
             _walk(value, sub, marks, active)
 
 

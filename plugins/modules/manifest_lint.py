@@ -26,11 +26,12 @@ description:
     O(envsubst_vars)); a variable without a value is one C(unset_variable) finding listing every line that uses it.
     YAML anchors, aliases and merge keys are resolved before any rule runs.
   - "Each object is linted for the pitfall rules of C(_pitfall_rules.RULES) (rule names in brackets): a deadline
-    C(activeDeadlineSeconds) under O(pitfalls.min_deadline_s) [deadline], C(imagePullPolicy: Always)
-    [image_pull_policy], an image tagged C(latest) or untagged, with its effective pull policy [image_tag], a GPU
-    container without a memory-backed C(/dev/shm) [dev_shm], a multi-line C(sh -c) script with control flow
-    [inline_script], a simulator workload (LIBERO) whose import would ask for its config file on stdin
-    [simulator_config], a GPU container with C(FI_PROVIDER=efa) but no EFA device, or more GPUs/EFA devices than
+    C(activeDeadlineSeconds) under O(pitfalls.min_deadline_s) [deadline], a GPU Job without C(backoffLimit) or
+    C(activeDeadlineSeconds) [job_retries], C(imagePullPolicy: Always) [image_pull_policy], an image tagged
+    C(latest) or untagged, with its effective pull policy [image_tag], a GPU container without a memory-backed
+    C(/dev/shm) [dev_shm], a multi-line C(sh -c) script with control flow [inline_script], an inline C(bash -c) or
+    C(sh -c) script that C(bash -n) rejects [shell_syntax], a simulator workload (LIBERO) whose import would ask for
+    its config file on stdin [simulator_config], a GPU container with C(FI_PROVIDER=efa) but no EFA device, or more GPUs/EFA devices than
     its instance type has [gpu_efa_request], EFA without C(hugepages-2Mi) [efa_hugepages], a node selector that no
     node group of the repository labels [node_selector], a pod that tolerates the taints of none of the node groups
     it may run on [toleration], and unset placeholders [unset_variable]."
@@ -178,8 +179,9 @@ options:
         description: The rules to run (default all).
         type: list
         elements: str
-        choices: [deadline, image_pull_policy, image_tag, dev_shm, inline_script, simulator_config, gpu_efa_request,
-                  efa_hugepages, node_selector, toleration, unset_variable, envsubst_clobbers]
+        choices: [deadline, job_retries, image_pull_policy, image_tag, dev_shm, inline_script, shell_syntax,
+                  simulator_config, gpu_efa_request, efa_hugepages, node_selector, toleration, unset_variable,
+                  envsubst_clobbers]
       severity:
         description: Severity per rule (V(error), V(warning) or V(info)), over the rule's default.
         type: dict

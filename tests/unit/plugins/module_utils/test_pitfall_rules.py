@@ -19,6 +19,8 @@ import pytest
 import yaml
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _pitfall_rules as r
+from ansible_collections.rlstack.validation.plugins.module_utils import _shell_syntax
+from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
@@ -450,3 +452,105 @@ def test_efa_hugepages_true_and_false():
     first_container(doc)["env"].append({"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"})  # derived
     assert found(doc, "efa_hugepages") == []
     assert found(one(PI), "efa_hugepages") == []  # no EFA
+
+
+# ------------------------------------------------------------------------------------------ job_retries
+
+
+def gpu_job(spec_extra, gpus="8"):
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train"}, "spec": dict(spec_extra, template={
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x:1", "resources": {
+            "limits": {"nvidia.com/gpu": gpus}}}]}})}
+
+
+def test_job_retries_true_without_backoff_limit_or_deadline():
+    hits = found(gpu_job({}), "job_retries")
+    assert len(hits) == 1 and hits[0]["severity"] == "warning" and hits[0]["path"] == "spec"
+    assert "Job/train requests 8 GPU(s)" in hits[0]["message"] and "retries 6 times" in hits[0]["message"]
+    assert hits[0]["fix"].startswith("add backoffLimit: 0 and activeDeadlineSeconds: <longest expected run, s> "
+                                     "under spec of Job/train")
+    only_deadline = found(gpu_job({"backoffLimit": 0}), "job_retries")
+    assert [h["actual"] for h in only_deadline] == [["activeDeadlineSeconds"]]
+    assert "backoffLimit" not in only_deadline[0]["fix"] and "at least 600 s" in only_deadline[0]["fix"]
+
+
+def test_job_retries_in_job_templates_cronjob_and_jobset():
+    job = gpu_job({"activeDeadlineSeconds": 3600})
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 1 * * *", "jobTemplate": {"spec": job["spec"]}}}
+    hits = found(cron, "job_retries")
+    assert [h["path"] for h in hits] == ["spec.jobTemplate.spec"] and hits[0]["actual"] == ["backoffLimit"]
+    assert "Job template spec.jobTemplate.spec of CronJob/nightly" in hits[0]["message"]
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "rl"},
+              "spec": {"replicatedJobs": [{"name": "workers", "template": {"spec": job["spec"]}}]}}
+    assert [h["path"] for h in found(jobset, "job_retries")] == ["spec.replicatedJobs[0].template.spec"]
+
+
+def test_job_retries_false_with_both_fields_placeholders_or_without_gpus():
+    assert found(gpu_job({"backoffLimit": 0, "activeDeadlineSeconds": 1200}), "job_retries") == []
+    assert found(gpu_job({"backoffLimit": "${RETRIES}", "activeDeadlineSeconds": "${DEADLINE}"}), "job_retries") == []
+    assert found(gpu_job({}, gpus="${GPUS}"), "job_retries") != []  # a placeholder count still asks for GPUs
+    cpu = gpu_job({})
+    cpu["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "4"}}
+    assert found(cpu, "job_retries") == []
+    # a Deployment's pods are not a Job's: no backoffLimit there
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": gpu_job({})["spec"]}
+    assert found(deploy, "job_retries") == []
+
+
+# ------------------------------------------------------------------------------------------ shell_syntax
+
+BROKEN_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+        - name: main
+          image: x:1
+          command:
+            - bash
+            - -c
+            - |
+              set -e
+              if [ -n "$RANK" ]; then
+                echo rank
+              fi fi
+              echo done
+"""
+
+
+def test_shell_syntax_true_at_the_scripts_line():
+    (doc, marks, first), = load_all(BROKEN_JOB, "job.yaml")
+    hits = r.lint_document(doc, {"rules": ["shell_syntax"]}, file="job.yaml", marks=marks, first_line=first)
+    assert [(h["line"], h["severity"], h["path"]) for h in hits] == [
+        (18, "error", "spec.template.spec.containers[0].command[2]")]
+    assert "near unexpected token `fi'" in hits[0]["message"] and "at its line 4" in hits[0]["message"]
+    # in args, without marks: the item is named, the line is the script's own
+    doc["spec"]["template"]["spec"]["containers"][0].update(
+        command=["sh"], args=["-c", doc["spec"]["template"]["spec"]["containers"][0]["command"][2]])
+    hits = found(doc, "shell_syntax")
+    assert [h["path"] for h in hits] == ["spec.template.spec.containers[0].args[1]"]
+
+
+def test_shell_syntax_false_on_valid_scripts_other_shells_and_no_bash(monkeypatch):
+    doc = yaml.safe_load(BROKEN_JOB)
+    ctr = doc["spec"]["template"]["spec"]["containers"][0]
+    ctr["command"][2] = ctr["command"][2].replace("fi fi", "fi")
+    assert found(doc, "shell_syntax") == []
+    ctr["command"] = ["zsh", "-c", "if x; then fi fi"]
+    assert found(doc, "shell_syntax") == []
+    ctr["command"] = ["bash", "-c", "if x; then fi fi"]
+    assert len(found(doc, "shell_syntax")) == 1
+    monkeypatch.setattr(_shell_syntax, "bash_n", lambda script: None)  # bash not installed, or timed out
+    assert found(doc, "shell_syntax") == []
+
+
+def test_bash_n_reads_bash_itself():
+    s = _shell_syntax
+    assert s.bash_n("echo a\nif x; then\n echo\nfi fi\n") == [(4, "syntax error near unexpected token `fi': `fi fi'")]
+    assert s.bash_n("echo ${HOSTNAME##*-}; [[ -n $X ]] && echo y") == []
+    assert s.bash_n("echo", bash="/nonexistent/bash") is None
+    assert s.bash_n("sleep 5", timeout=0.001) in ([], None)  # -n never runs the script; a timeout answers None

@@ -161,3 +161,23 @@ def test_seed_simulator_rule_on_libero_configs(seed):
     assert "tests/manifests/training-step-test.yaml" not in notes  # ${CONFIG_NAME} unrendered: unknown
     rendered = by_rule(lint_seed(seed, {"CONFIG_NAME": "libero_spatial_ppo_openpi_quickstart"}), "simulator_config")
     assert "tests/manifests/training-step-test.yaml" in [f["file"] for f in rendered]
+
+
+def test_seed_job_retries_on_the_gpu_jobs_without_a_deadline(seed):
+    """Every GPU Job of the seed sets backoffLimit; the six training and evaluation Jobs below set no
+    activeDeadlineSeconds (true: a hung NCCL or simulator run holds 8 GPUs until deleted); the smoke, container and
+    training-step tests set both, and the model downloads request no GPU: no finding."""
+    hits = by_rule(lint_seed(seed), "job_retries")
+    assert sorted((f["file"], f["line"]) for f in hits) == [
+        ("examples/dreamzero/manifests/dreamzero-eval.yaml", 52),
+        ("examples/libero-pi0-ppo/manifests/eval-video.yaml", 41),
+        ("examples/libero-pi0-ppo/manifests/libero-pi0-ppo.yaml", 30),
+        ("examples/maniskill-openvlaoft-ppo/manifests/eval-video.yaml", 51),
+        ("examples/maniskill-openvlaoft-ppo/manifests/maniskill-openvlaoft-ppo.yaml", 30),
+        ("examples/wan-openvlaoft-grpo/manifests/wan-openvlaoft-grpo.yaml", 12)]
+    assert all(f["actual"] == ["activeDeadlineSeconds"] and f["severity"] == "warning" for f in hits)
+
+
+def test_seed_inline_scripts_all_pass_bash_n(seed):
+    """Every `bash -c` script of the seed (rendered as the repository renders it) is valid bash: no false alarm."""
+    assert by_rule(lint_seed(seed), "shell_syntax") == []
