@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -99,15 +100,14 @@ def real_repos():
 
 
 def fixture_repo(name):
-    """tests/local/fixtures/repos/<name> (one whole repository, linted as its own root: see SOURCES.md there)
-    copied once per session to a temporary directory without the `.fixture` suffixes."""
+    """tests/local/fixtures/repos/<name>.tar.xz (one whole repository, linted as its own root: see SOURCES.md
+    there) unpacked once per session to a temporary directory."""
     if name not in _REPOS:
-        dest = Path(tempfile.mkdtemp(prefix="rlstack-repo-")) / name
-        shutil.copytree(str(FIXTURES / "repos" / name), str(dest))
-        for path in sorted(dest.rglob("*.fixture")):
-            path.rename(path.with_suffix(""))
-        atexit.register(shutil.rmtree, str(dest.parent), True)
-        _REPOS[name] = dest
+        top = Path(tempfile.mkdtemp(prefix="rlstack-repo-"))
+        with tarfile.open(str(FIXTURES / "repos" / (name + ".tar.xz"))) as archive:
+            archive.extractall(str(top), filter="data")
+        atexit.register(shutil.rmtree, str(top), True)
+        _REPOS[name] = top / name
     return _REPOS[name]
 
 
