@@ -35,14 +35,20 @@ def inventory_without_kubeconfig(where: Path) -> Path:
     return where
 
 
-@pytest.mark.parametrize("way", WAYS)
-def test_each_way_of_giving_cluster_access_runs_l0_and_l5(core, tmp_path, way):
+def environment_without_access(tmp_path: Path):
+    """(an empty HOME, this process's environment without any way to the cluster and with that HOME)."""
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBERNETES_SERVICE_"))
            and k != "KUBECONFIG"}
     env.update(HOME=str(home), ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"),
                PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    return home, env
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_each_way_of_giving_cluster_access_runs_l0_and_l5(core, tmp_path, way):
+    home, env = environment_without_access(tmp_path)
     run_id = "access-" + uuid.uuid4().hex[:6]
     extra = {"validation_run_id": run_id, "validation_report_dir": str(tmp_path / "report"),
              "validation_example": "maniskill-openvlaoft"}
@@ -74,12 +80,7 @@ def test_each_way_of_giving_cluster_access_runs_l0_and_l5(core, tmp_path, way):
 def test_no_cluster_access_at_all_is_one_sentence_before_anything_is_created(tmp_path):
     """No validation_kubeconfig, no K8S_AUTH_*, no KUBECONFIG, no ~/.kube/config, not in a pod: the plan says so in
     one sentence and exits 2, before anything is created."""
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBERNETES_SERVICE_"))
-           and k != "KUBECONFIG"}
-    env.update(HOME=str(home), ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"),
-               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    env = environment_without_access(tmp_path)[1]
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml",
                            "-i", str(inventory_without_kubeconfig(tmp_path / "inventory")), "--tags", "l0",
                            "-e", json.dumps({"validation_report_dir": str(tmp_path / "report")})],
