@@ -642,11 +642,14 @@ def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     for obj in load_yaml_docs(SIM / "cluster" / "addons.yaml"):
         apply(dyn, obj)
     # kwok's pod-complete stage finishes every pod with an owner reference of kind Job; this one keys on
-    # the Job controller's label instead, for pods the collection does not manage (weight 0, as kwok's).
+    # the Job controller's label instead, for pods the collection does not manage (weight 0, as kwok's). A pod
+    # of a multi-node Job waits for its peers here too: kwok falls back to this stage when the default outcome
+    # leaves the pod out, and the head then ended at once, its worker later on the same node.
     apply(dyn, stage("sim-pod-complete", {"matchExpressions": [
         {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
         {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-        {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}, NOT_A_TRAINJOB_NODE]},
+        {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}, NOT_A_TRAINJOB_NODE,
+        WAITS_FOR_PEERS]},
         terminated("Succeeded", 0, "Completed"), weight=0, scenario=False))
     # A probe pod ends once the node runtime has run its command and written its log (probe-as-entrypoint).
     apply(dyn, stage("sim-probe-complete", {"matchExpressions": [
