@@ -139,8 +139,10 @@ def snapshot_repository(dest: Path, branch: str = "awx-test") -> str:
 def run_configure(extra_env: dict, extra_vars: dict, timeout: float = 1200) -> subprocess.CompletedProcess:
     bin_dir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("RLSTACK_")}
+    # The whole stream (task banners and the PLAY RECAP), which the default console of
+    # rlstack.validation.progress hides (docs/console.md): the test reads the recap's changed= and failed=.
     env.update(extra_env, PATH=f"{bin_dir}:{env.get('PATH', '')}", ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", RLSTACK_CONSOLE_TASKS="true")
     cmd = [str(bin_dir / "ansible-playbook"), "playbooks/awx_configure.yml"]
     for key, value in extra_vars.items():
         cmd += ["-e", json.dumps({key: value})]

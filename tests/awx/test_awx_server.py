@@ -57,7 +57,10 @@ def configured(awx):
     extra = {"awx_scm_url": f"file://{aws.STATE / 'test' / 'project.git'}", "awx_scm_branch": "awx-test",
              "awx_ee_image": "localhost/rlstack/validation-ee:1.0.0"}
     started = time.monotonic()
-    first = aws.run_configure(env, extra)
+    # Each session's sim has its own port and certificates, and awx_configure.yml writes a credential's
+    # secrets only when it creates it: the first run rotates them (awx_update_secrets=true), or the jobs would
+    # reach for the sim of an earlier session (connection refused); the second run leaves them alone.
+    first = aws.run_configure(env, dict(extra, awx_update_secrets=True))
     first_s = time.monotonic() - started
     assert first.returncode == 0, first.stdout[-6000:] + first.stderr[-3000:]
     started = time.monotonic()
