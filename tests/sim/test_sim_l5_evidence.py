@@ -63,7 +63,7 @@ def test_healthy_two_node_example_ran_two_pods_on_two_nodes(scenario, tmp_path):
     assert sorted(row["gpu"]["by_instance_type"]["p5.48xlarge"]["nodes"]) == ["p5-node-0", "p5-node-1"]
 
 
-@pytest.mark.parametrize("name,changes", [("l5-worker-never-starts", {}), ("l5-worker-on-head-node", {"gpus": 4})])
+@pytest.mark.parametrize("name,changes", [("l5-worker-never-starts", {}), ("l5-worker-on-head-node", {"gpus": 4, "efa": 16})])
 def test_a_two_node_example_on_one_node_fails_with_the_node_count(name, changes, scenario, tmp_path):
     scenario(name)
     fails = simkit.scenario_table()[name]["fails"]
