@@ -414,14 +414,16 @@ def log_checks(log, state, node, expect):
                             message="looked for %s" % " or ".join(repr(m) for m in markers),
                             hint="the framework did not report the step as done: check the one-step override",
                             excerpt=excerpt if outcome == "Complete" and not found else None))
-    shown = any(c.get("excerpt") for c in checks)
-    for pattern in expect.get("error_patterns") or []:
-        hits = [_log_excerpt.redact(line.strip()) for line in log.splitlines() if re.search(pattern, line)]
+    patterns = expect.get("error_patterns") or []
+    if patterns:
+        # One check for every pattern: a report keys checks by name, so two `log_errors` rows would hide each other.
+        hits = [_log_excerpt.redact(line.strip()) for line in log.splitlines()
+                if any(re.search(pattern, line) for pattern in patterns)]
+        shown = any(c.get("excerpt") for c in checks)
         checks.append(check("log_errors", node, "eq", hits[:3], [],
-                            message="lines matching %r" % pattern,
+                            message="lines matching %s" % " or ".join(repr(p) for p in patterns),
                             hint="the log shows an error; read the first lines above",
                             excerpt=excerpt if hits and not shown else None))
-        shown = shown or bool(hits)
     return checks
 
 

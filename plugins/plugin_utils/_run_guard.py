@@ -24,8 +24,10 @@ playbook ended: nothing to do, unless a cluster was unreachable and its run not 
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import select
 import sys
 import time
@@ -163,11 +165,31 @@ def api_client_for(auth):
     return client
 
 
+def scratch_files(host, run_id, tmpdir=None):
+    """The controller files a run keeps between its tasks, which its own end removes: job_watch's state
+    (roles/runner/tasks/jobs.yml) and the API guard's record (playbooks/vars/api_bounds.yml), both named
+    rlstack-<what>-<host>-<run id>... in $TMPDIR with every other character made '_'."""
+    folder = glob.escape(tmpdir or os.environ.get("TMPDIR") or "/tmp")
+    stem = glob.escape(re.sub(r"[^A-Za-z0-9_.-]", "_", "%s-%s" % (host, run_id)))
+    return sorted(glob.glob(os.path.join(folder, "rlstack-job-watch-%s-*.json" % stem))
+                  + glob.glob(os.path.join(folder, "rlstack-api-%s" % stem)))
+
+
+def remove_scratch(host, run_id, tmpdir=None):
+    """An interrupted run leaves none of its controller files behind either."""
+    for path in scratch_files(host, run_id, tmpdir):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def cleanup(runs, done, say, client_for=api_client_for):
     """Delete the objects of every run not marked done; one line per cluster on say()."""
     for host, run in runs.items():
         if host in done:
             continue
+        remove_scratch(host, run["run_id"])
         started = time.monotonic()
         try:
             deleted, left, error = Cleaner(client_for(run.get("auth") or {})).delete_run(run)

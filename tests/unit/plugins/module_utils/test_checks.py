@@ -768,7 +768,7 @@ def test_log_checks_recorded_trl_one_step_passes(fixture):
     state = _job_state(COMPLETE, pods=[_pod("Succeeded", 0)])
     expect = {"framework": "trl", "mode": "train", "error_patterns": L5_ERROR_PATTERNS}
     result = checks.log_checks(fw_log(fixture), state, "cpu-host", expect)
-    assert names(result) == ["job", "completion_marker", "log_errors", "log_errors"]
+    assert names(result) == ["job", "completion_marker", "log_errors"]
     assert failing(result) == []
     assert find(result, "completion_marker")["fail_msg"] == "looked for \"'train_runtime':\""
 
@@ -853,6 +853,15 @@ def test_log_checks_error_hits_are_capped_at_three():
     text = "\n".join("  ERROR: worker %d lost" % i for i in range(6))
     result = checks.log_checks(text, _job_state(COMPLETE), "n", {"error_patterns": [r"(^|\s)ERROR:"]})
     assert find(result, "log_errors")["actual"] == ["ERROR: worker 0 lost", "ERROR: worker 1 lost", "ERROR: worker 2 lost"]
+
+
+def test_log_checks_give_one_log_errors_check_for_every_pattern():
+    # Two checks of one name hid each other in the report's grid (the passing one was shown, the failing one lost).
+    text = "step 1\nTraceback (most recent call last):\nValueError: boom\n"
+    result = checks.log_checks(text, _job_state(COMPLETE), "n", {"error_patterns": L5_ERROR_PATTERNS})
+    assert names(result).count("log_errors") == 1
+    assert find(result, "log_errors")["actual"] == ["Traceback (most recent call last):"]
+    assert passed(find(result, "log_errors")) is False
 
 
 def test_log_checks_marker_is_any_of_and_a_regex():
