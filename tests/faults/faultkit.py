@@ -169,6 +169,17 @@ class Run:
             os.kill(self.proc.pid, signum)
         return time.monotonic()
 
+    def kill_everything(self) -> float:
+        """SIGKILL the run and every process it started, wherever their session (the interrupt watchdog has its
+        own): what `podman kill` of an AWX job's sandbox does. The time."""
+        pids = [self.proc.pid] + descendants(self.proc.pid)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return time.monotonic()
+
     def report(self) -> dict:
         path = self.report_dir / "report.json"
         return json.loads(path.read_text()) if path.exists() else {}
@@ -185,6 +196,24 @@ class Run:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
+
+
+def descendants(pid: int) -> list:
+    """Every process below pid (from /proc: parent links), children first."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
 
 
 def record(fault: str, **row) -> None:

@@ -20,7 +20,7 @@ import simkit
 pytestmark = pytest.mark.faults
 
 # Short bounds for the sim; the defaults are what users get (validation_api_timeout_s 60).
-FAST = {"validation_lease_margin_s": 20, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60,
+FAST = {"validation_lease_margin_s": 120, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60,
         "validation_example": "libero-10-openvlaoft"}
 CLEANUP_WITHIN_S = 30  # the issue's bound: an interrupted run's objects are gone this long after the signal
 
@@ -103,6 +103,33 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
                     verdict=result.status, signal_at_s=round(state["cancel_at"] - started, 1),
                     seconds_to_clean=round(since, 1), objects_left=len(left))
     assert not left and since <= CLEANUP_WITHIN_S, (since, left)
+
+
+@pytest.mark.sim  # in make test's representative subset
+def test_a_run_killed_with_its_watchdog_leaves_nothing_within_30_s(core, batch, custom, tmp_path, runs):
+    """What an AWX cancel under container isolation does (`podman kill` of the job's sandbox, tools/awx/podman):
+    SIGKILL to ansible-playbook, its workers and the interrupt watchdog at once, mid-L5. Nothing on the
+    controller is left to clean up: Kubernetes must, once the run's renewed lease (validation_renewed_lease_s,
+    20 s) runs out, through the anchor's owner (plugins/plugin_utils/_run_lease.py)."""
+    # the anchor's own deadline at its default (600 s on top of the wait): only the renewed lease can be quick
+    run = faultkit.Run(tmp_path, "l5", dict(FAST, validation_lease_margin_s=600))
+    runs.append(run)
+    run.start()
+    at = _first_pod(core, batch, custom, run)
+    objects = faultkit.objects(core, batch, custom, run.run_id)
+    assert any(o.endswith("-anchor") for o in objects), objects
+    assert any(o.startswith("Job/") and o.endswith("-lease") for o in objects), (
+        "the run holds no renewed lease: %s\n%s" % (objects, run.log()[-3000:]))
+    sent = run.kill_everything()
+    run.wait(30)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
+    since = time.monotonic() - sent
+    faultkit.record("SIGKILL to the run and its watchdog (podman kill) during L5", verdict="killed",
+                    signal_at_s=round(at, 1), objects_before=objects, seconds_to_clean=round(since, 1),
+                    objects_left=len(left))
+    assert "was interrupted" not in run.log(), "the watchdog outlived the kill"
+    assert not left, "objects left %.0f s after the kill: %s" % (since, left)
+    assert since <= CLEANUP_WITHIN_S, since
 
 
 # --------------------------------------------------------------------------- the API server
