@@ -24,6 +24,9 @@ RUN_LABEL = "rlstack.io/run-id"
 NAMESPACE = "default"
 RESULTS = ROOT / "tests" / "output" / "faults" / "results.jsonl"
 KWOK_PIDS = simkit.STATE / "kwok" / "clusters"
+# Phase 0 records and baselines of the cluster the suite runs on, with its state (SIM_STATE): the fault suite may run
+# on a cluster of its own beside the other sim tests (tests/run_all.sh), which must not read its records.
+EVIDENCE = simkit.STATE / "evidence"
 
 
 def component_pid_file(name: str) -> Path:
@@ -123,7 +126,7 @@ class Run:
                         ANSIBLE_NOCOLOR="1")
         self.cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i",
                     "inventories/sim", "--tags", tags, "-e", f"validation_kubeconfig={simkit.KUBECONFIG}",
-                    "-e", f"validation_run_id={self.run_id}"]
+                    "-e", f"validation_run_id={self.run_id}", "-e", f"validation_evidence_dir={EVIDENCE}"]
         for key, value in (extra or {}).items():
             self.cmd += ["-e", json.dumps({key: value})]
         if via == "validate.sh":  # the original harness's command line: ./validate.sh --skip-to N --level N

@@ -88,7 +88,8 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
             state["cancel_at"] = time.monotonic()
         return state["cancel_at"] is not None
 
-    extravars = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_run_id": run.run_id, **FAST}
+    extravars = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_run_id": run.run_id,
+                 "validation_evidence_dir": str(faultkit.EVIDENCE), **FAST}
     started = time.monotonic()
     (tmp_path / "runner").mkdir(exist_ok=True)  # ansible-runner refuses a private_data_dir that does not exist
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
