@@ -1,7 +1,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Fault injection against the simulated cluster (make test-faults runs all; the tests also marked `sim`
-are the representative subset that make test runs). Each test runs validate.yml, breaks something real
+"""Fault injection against the simulated cluster (make test-faults and make test run all, make test on a
+cluster of its own beside the other sim tests; the tests also marked `sim` are the quick subset). Each test runs validate.yml, breaks something real
 while it runs, and asserts the verdict, the message, the time to verdict and that nothing of the run is
 left afterwards; each appends its figures to tests/output/faults/results.jsonl (docs/reliability.md)."""
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tm
     simkit.wait_until(lambda: "was interrupted; its" in run.log(), 15, "the watchdog's line in the run's output")
 
 
-@pytest.mark.sim  # in make test's representative subset
+@pytest.mark.sim  # in the quick subset (-m 'faults and sim')
 def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path):
     """ansible-runner's cancel (what AWX does): cancel_callback returns True, and ansible-runner sends SIGKILL
     to the playbook's process group (ansible_runner/runner.py Runner.handle_termination, 2.4.3)."""
@@ -106,7 +106,7 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
     assert not left and since <= CLEANUP_WITHIN_S, (since, left)
 
 
-@pytest.mark.sim  # in make test's representative subset
+@pytest.mark.sim  # in the quick subset (-m 'faults and sim')
 def test_a_run_killed_with_its_watchdog_leaves_nothing_within_30_s(core, batch, custom, tmp_path, runs):
     """What an AWX cancel under container isolation does (`podman kill` of the job's sandbox, tools/awx/podman):
     SIGKILL to ansible-playbook, its workers and the interrupt watchdog at once, mid-L5. Nothing on the
@@ -135,7 +135,7 @@ def test_a_run_killed_with_its_watchdog_leaves_nothing_within_30_s(core, batch, 
 
 # --------------------------------------------------------------------------- the API server
 
-@pytest.mark.sim  # in make test's representative subset
+@pytest.mark.sim  # in the quick subset (-m 'faults and sim')
 def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
         core, batch, custom, tmp_path, runs, paused):
     run = faultkit.Run(tmp_path, "l5", FAST)

@@ -18,7 +18,7 @@ import yaml
 import faultkit
 import simkit
 
-# make test-faults runs it (it passed on the integrated main on 2026-12-04, 103.8 s; docs/reliability.md); make test leaves it out for time.
+# make test-faults and make test run it (it passed on the integrated main on 2026-12-04, 103.8 s; docs/reliability.md).
 pytestmark = pytest.mark.faults
 MANIFEST = faultkit.ROOT / "rbac" / "rlstack-validation.yml"
 SA = "rlstack-validation"
