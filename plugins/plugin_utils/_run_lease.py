@@ -95,7 +95,14 @@ class Lease:
         self.renewed = self.clock()
 
     def release(self, anchor_gone):
-        """Delete the lease; Orphan keeps the anchor (and what it owns) when the run left it on purpose."""
+        """Delete the lease; Orphan keeps the anchor (and what it owns) when the run left it on purpose. Orphan
+        leaves the lease Job terminating until the garbage collector has unlinked the anchor, so it is used only
+        while the anchor is there."""
+        if not anchor_gone:
+            try:
+                self._call("GET", "%s/%s" % (self.path, self.run["anchor"]))
+            except Exception as exc:  # pylint: disable=broad-except
+                anchor_gone = getattr(exc, "status", None) == 404
         try:
             self._call("DELETE", "%s/%s" % (self.path, self.name),
                        _objects_absent.delete_options("Background" if anchor_gone else "Orphan"))

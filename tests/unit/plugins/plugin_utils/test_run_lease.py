@@ -80,8 +80,10 @@ def test_renewal_moves_the_deadline_to_the_lease_from_now_every_quarter():
 
 
 def test_a_normal_end_orphans_the_anchor_and_a_removed_anchor_does_not():
-    for anchor_gone, policy in ((False, "Orphan"), (True, "Background")):
-        api = Recorder()
+    anchor = "/apis/batch/v1/namespaces/ns1/jobs/rlsv-r1-anchor"
+    for anchor_gone, fail, policy in ((False, {}, "Orphan"), (True, {}, "Background"),
+                                      (False, {("GET", anchor): Gone("not found")}, "Background")):
+        api = Recorder(dict(fail))
         lease = lease_mod.Lease(api, run(), Clock())
         lease.acquire()
         lease.release(anchor_gone)
@@ -126,7 +128,7 @@ def test_the_watchdog_takes_the_lease_and_releases_it_at_the_end():
     result = guard.watch(feed([run(), {"event": "auth", "host": "sim-eks", "auth": {"kubeconfig": "/k"}},
                                  {"event": "end"}]), os.getpid(), said.append, lambda _auth: api)
     assert result == "end" and said == []
-    assert [c[0] for c in api.calls] == ["POST", "PATCH", "DELETE"]
+    assert [c[0] for c in api.calls] == ["POST", "PATCH", "GET", "DELETE"]
     assert api.calls[-1][2]["propagationPolicy"] == "Orphan"
 
 
