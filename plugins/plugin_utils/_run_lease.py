@@ -142,14 +142,10 @@ class Keeper:
             except Exception as exc:  # pylint: disable=broad-except
                 if getattr(exc, "status", None) == 404:
                     del self.leases[host]
+                    unrenewed_s = lease.clock() - lease.renewed
                     self.say("rlstack.validation: the renewed lease of the run %s on %s ran out (not renewed for "
-                             "%.0f s); Kubernetes deletes the run's objects." % (lease.run["run_id"], host,
-                                                                               self.clock_since(lease)))
+                             "%.0f s); Kubernetes deletes the run's objects." % (lease.run["run_id"], host, unrenewed_s))
                 # else: the API server does not answer now; the next tick tries again
-
-    @staticmethod
-    def clock_since(lease):
-        return lease.clock() - lease.renewed
 
     def release(self, host, anchor_gone):
         lease = self.leases.pop(host, None)

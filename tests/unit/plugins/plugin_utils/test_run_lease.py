@@ -52,7 +52,7 @@ def test_the_lease_job_owns_the_anchor_and_starts_no_pod():
     api, clock = Recorder(), Clock()
     lease = lease_mod.Lease(api, run(), clock)
     lease.acquire()
-    (post, path, job, _), (patch, anchor_path, owner, content_type) = api.calls
+    (post, path, job, _post_type), (patch, anchor_path, owner, content_type) = api.calls
     assert (post, path) == ("POST", "/apis/batch/v1/namespaces/ns1/jobs")
     assert job["metadata"]["name"] == "rlsv-r1-lease"
     assert job["metadata"]["labels"]["rlstack.io/run-id"] == "r1"
@@ -73,7 +73,7 @@ def test_renewal_moves_the_deadline_to_the_lease_from_now_every_quarter():
     clock.now += 0.2
     assert lease.due()
     lease.renew()
-    method, path, body, _ = api.calls[-1]
+    method, path, body, _content_type = api.calls[-1]
     assert (method, path) == ("PATCH", "/apis/batch/v1/namespaces/ns1/jobs/rlsv-r1-lease")
     # 5.1 s since the creation call, rounded up, plus 20: never less than 20 s from now
     assert body == {"spec": {"activeDeadlineSeconds": 26}}
@@ -87,7 +87,7 @@ def test_a_normal_end_orphans_the_anchor_and_a_removed_anchor_does_not():
         lease = lease_mod.Lease(api, run(), Clock())
         lease.acquire()
         lease.release(anchor_gone)
-        method, path, body, _ = api.calls[-1]
+        method, path, body, _content_type = api.calls[-1]
         assert (method, path, body["propagationPolicy"]) == (
             "DELETE", "/apis/batch/v1/namespaces/ns1/jobs/rlsv-r1-lease", policy)
 
@@ -125,8 +125,8 @@ def feed(events):
 
 def test_the_watchdog_takes_the_lease_and_releases_it_at_the_end():
     api, said = Recorder(), []
-    result = guard.watch(feed([run(), {"event": "auth", "host": "sim-eks", "auth": {"kubeconfig": "/k"}},
-                                 {"event": "end"}]), os.getpid(), said.append, lambda _auth: api)
+    events = [run(), {"event": "auth", "host": "sim-eks", "auth": {"kubeconfig": "/k"}}, {"event": "end"}]
+    result = guard.watch(feed(events), os.getpid(), said.append, lambda _auth: api)
     assert result == "end" and said == []
     assert [c[0] for c in api.calls] == ["POST", "PATCH", "GET", "DELETE"]
     assert api.calls[-1][2]["propagationPolicy"] == "Orphan"
