@@ -92,7 +92,8 @@ test-sim: venv sim-build
 test-sim-extended: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/sim -q -p no:cacheprovider -m sim_extended
 
-# Every fault of tests/faults (about 15 minutes on 2 cores); make test runs the subset also marked `sim`.
+# Every fault of tests/faults (about 15 minutes on 2 cores); make test runs them all too, on a cluster of their own
+# beside the other sim tests (tests/run_all.sh).
 test-faults: venv sim-build
 	bash tests/with_sim.sh $(BIN)/pytest tests/faults -q -p no:cacheprovider -m faults
 

@@ -20,8 +20,9 @@ description:
     deletes every object labelled with the run id (within about 25 s) and prints one line saying what it did.
   - When the API server cannot be reached, nothing is deleted and the run's lease (the anchor Job's deadline)
     deletes the objects later, as before.
-  - Under AWX with container isolation a cancel removes the job's container, watchdog included; there the
-    lease is what deletes the objects.
+  - While the run lives the watchdog also renews the run's short lease (a Job that owns the anchor,
+    C(validation_renewed_lease_s), default 20 s). Under AWX with container isolation a cancel removes the
+    job's container, watchdog included; there Kubernetes deletes the objects once that lease runs out.
 requirements:
   - enable it with C(callbacks_enabled = rlstack.validation.interrupt_cleanup) in C(ansible.cfg)
   - the kubernetes Python client and kubernetes.core on the controller (as for the run itself)
@@ -41,7 +42,7 @@ import sys
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent
-from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_guard
+from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_guard, _run_lease
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _COLLECTION = os.path.dirname(os.path.dirname(_HERE))
@@ -76,6 +77,18 @@ def _may_concern_the_run(task):
     if action in _K8S_ACTIONS:
         return True
     return action in _SET_FACT_ACTIONS and "runner_cleanup_auth" in (getattr(task, "args", None) or {})
+
+
+def _run_lease_of(result):
+    """The renewed lease the anchor asks for (its annotation; 0 or none: no renewed lease) and its image."""
+    obj = result.get("result") or {}
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    try:
+        lease_s = int(annotations.get(_run_lease.LEASE_ANNOTATION) or 0)
+    except ValueError:
+        lease_s = 0
+    containers = ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or [{}])
+    return {"lease_s": lease_s, "image": containers[0].get("image") or ""}
 
 
 class CallbackModule(CallbackBase):
@@ -140,9 +153,10 @@ class CallbackModule(CallbackBase):
             if not self._start():
                 return
             self._anchors[host] = name
-            self._send({"event": "run", "host": host, "namespace": namespace, "run_id": run_id, "anchor": name,
-                        "auth": _run_guard.auth_from_module_args(args), "kinds": _runner_kinds(),
-                        "namespace_created": self._namespaces.get(host) == (namespace, run_id)})
+            self._send(dict({"event": "run", "host": host, "namespace": namespace, "run_id": run_id, "anchor": name,
+                             "auth": _run_guard.auth_from_module_args(args), "kinds": _runner_kinds(),
+                             "namespace_created": self._namespaces.get(host) == (namespace, run_id)},
+                            **_run_lease_of(res)))
             return
         auth = (res.get("ansible_facts") or {}).get("runner_cleanup_auth")
         if isinstance(auth, dict) and host in self._anchors:

@@ -23,6 +23,10 @@ PROBLEM_GRACE_S = 45
 START_TIMEOUT_S = 900
 # Added to each wait's own bound in the run's lease (the anchor Job's deadline, runner/tasks/lease.yml).
 LEASE_MARGIN_S = 600
+# The run's short lease, renewed by the interrupt watchdog while the run lives (plugins/plugin_utils/_run_lease.py):
+# an AWX cancel kills the watchdog too, and the run's objects must be gone within 30 s of it (20 s + the Job, TTL and
+# garbage collector controllers), while an API server restart of a few seconds must not end a live run.
+RENEWED_LEASE_S = 20
 # How long the objects of a failed level stay with validation_keep_failed.
 KEEP_FAILED_S = 14400
 # Slack on top of a probe's own watchdog for its pod to end and its log to be read (runner/tasks/probe_kubernetes.yml).
@@ -50,6 +54,7 @@ LIMITS = {
     "problem_grace_s": PROBLEM_GRACE_S,
     "start_timeout_s": START_TIMEOUT_S,
     "lease_margin_s": LEASE_MARGIN_S,
+    "renewed_lease_s": RENEWED_LEASE_S,
     "keep_failed_s": KEEP_FAILED_S,
     "probe_slack_s": PROBE_SLACK_S,
     "lost_node_toleration_s": LOST_NODE_TOLERATION_S,

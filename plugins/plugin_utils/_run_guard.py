@@ -13,10 +13,11 @@ The callback rlstack.validation.interrupt_cleanup starts this watchdog in a sess
 closes (the controller is gone, however it ended) before the run said "end", the watchdog deletes every
 object labelled with the run id in the run's namespace (and the namespace if the run created it), bounded
 in time; when it cannot reach the API server, the run's lease (the anchor Job's deadline) remains the
-backstop.
+backstop. While the run lives it also holds the run's renewed lease (_run_lease.py): when the watchdog dies
+with the controller (an AWX cancel kills both), Kubernetes deletes the run's objects once that lease runs out.
 
-Protocol, one JSON object per line: {"event": "run", "host", "namespace", "run_id", "auth", "kinds",
-"namespace_created"}, {"event": "auth", "host", "auth"} (cluster access the module arguments masked),
+Protocol, one JSON object per line: {"event": "run", "host", "namespace", "run_id", "anchor", "auth", "kinds",
+"namespace_created", "lease_s", "image"}, {"event": "auth", "host", "auth"} (cluster access the module arguments masked),
 {"event": "done", "host"} (that cluster's run removed its objects itself),
 {"event": "unreachable", "host"} (a call to that cluster's API server gave up), {"event": "end"} (the
 playbook ended: nothing to do, unless a cluster was unreachable and its run not done: then linger()).
@@ -33,6 +34,7 @@ import sys
 import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _api_guard, _cluster_access, _objects_absent
+from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_lease
 
 RUN_LABEL = _objects_absent.RUN_LABEL
 UNREACHABLE_MARK = _api_guard.MESSAGE_START
@@ -234,8 +236,10 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5, linger
     """
     linger_s = LINGER_S if linger_s is None else linger_s
     runs, done, unreachable, buffer = {}, set(), set(), b""
+    leases = _run_lease.Keeper(client_for, say)
     fd = stream.fileno()
     while True:
+        leases.tick()
         ready = select.select([fd], [], [], poll_s)[0]
         if not ready:
             try:
@@ -256,6 +260,9 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5, linger
             kind = event.get("event")
             if kind == "end":
                 lost = [h for h in runs if h in unreachable and h not in done]
+                # a lost cluster's lease is left to run out: Kubernetes then deletes what the run left there
+                for host in [h for h in runs if h not in lost]:
+                    leases.release(host, anchor_gone=False)
                 if not lost:
                     return "end"
                 linger({h: runs[h] for h in lost}, say, client_for, linger_s)
@@ -265,11 +272,16 @@ def watch(stream, parent_pid, say, client_for=api_client_for, poll_s=0.5, linger
             elif kind == "auth" and event.get("host") in runs:
                 # the access the run's modules used, where the module arguments masked it (kubeconfig is no_log)
                 runs[event["host"]]["auth"] = dict(event.get("auth") or {}, **runs[event["host"]].get("auth") or {})
+                # the run's access is complete now (the plan sends it just after the anchor)
+                if event["host"] not in leases.leases:
+                    leases.take(event["host"], runs[event["host"]])
             elif kind == "run":
                 runs[event["host"]] = event
                 done.discard(event["host"])
             elif kind == "done":
                 done.add(event.get("host"))
+                leases.release(event.get("host"), anchor_gone=True)
+    leases.forget()
     if any(host not in done for host in runs):
         cleanup(runs, done, say, client_for)
         return "cleaned"

@@ -26,6 +26,8 @@ WEEK_S = 7 * 24 * 3600
 RANGES = {
     # under about 10 s the lease could end between a wait and the task that moves it; the fault tests use 20 s
     "validation_lease_margin_s": (10, WEEK_S),
+    # 0 turns it off; the watchdog renews every quarter of it
+    "validation_renewed_lease_s": (0, 3600),
     "validation_api_timeout_s": (6, 3600),
     "validation_api_connect_timeout_s": (1, 300),
     "validation_api_read_timeout_s": (1, 3600),

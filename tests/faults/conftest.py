@@ -30,15 +30,22 @@ _SIM = _sim_fixtures()
 api_client, core, batch, custom = _SIM.api_client, _SIM.core, _SIM.batch, _SIM.custom
 
 
+_RESTORED = {"after_last_test": False}
+
+
 @pytest.fixture(autouse=True)
 def _healthy():
     """Each fault test starts from the healthy scenario, with every process of the sim up (a fault before it
     may have ended one: the MPI operator exits when its leader lease lapses during an API server stall), and
     leaves it so, every node Ready again (a pause past the 50 s node-monitor grace period leaves the nodes
-    NotReady until their next lease renewal), for the tests that follow."""
-    simkit.simctl("up", "--scenario", "healthy")
+    NotReady until their next lease renewal), for the tests that follow. `simctl up` on a running cluster
+    takes about 6 s; after a fault test restored the sim, the next one does not restore it again."""
+    if not _RESTORED["after_last_test"]:
+        simkit.simctl("up", "--scenario", "healthy")
+    _RESTORED["after_last_test"] = False
     yield
     simkit.simctl("up", "--scenario", "healthy")
+    _RESTORED["after_last_test"] = True
 
 
 @pytest.fixture

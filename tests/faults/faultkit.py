@@ -24,6 +24,9 @@ RUN_LABEL = "rlstack.io/run-id"
 NAMESPACE = "default"
 RESULTS = ROOT / "tests" / "output" / "faults" / "results.jsonl"
 KWOK_PIDS = simkit.STATE / "kwok" / "clusters"
+# Phase 0 records and baselines of the cluster the suite runs on, with its state (SIM_STATE): the fault suite may run
+# on a cluster of its own beside the other sim tests (tests/run_all.sh), which must not read its records.
+EVIDENCE = simkit.STATE / "evidence"
 
 
 def component_pid_file(name: str) -> Path:
@@ -123,7 +126,7 @@ class Run:
                         ANSIBLE_NOCOLOR="1")
         self.cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i",
                     "inventories/sim", "--tags", tags, "-e", f"validation_kubeconfig={simkit.KUBECONFIG}",
-                    "-e", f"validation_run_id={self.run_id}"]
+                    "-e", f"validation_run_id={self.run_id}", "-e", f"validation_evidence_dir={EVIDENCE}"]
         for key, value in (extra or {}).items():
             self.cmd += ["-e", json.dumps({key: value})]
         if via == "validate.sh":  # the original harness's command line: ./validate.sh --skip-to N --level N
@@ -169,6 +172,17 @@ class Run:
             os.kill(self.proc.pid, signum)
         return time.monotonic()
 
+    def kill_everything(self) -> float:
+        """SIGKILL the run and every process it started, wherever their session (the interrupt watchdog has its
+        own): what `podman kill` of an AWX job's sandbox does. The time."""
+        pids = [self.proc.pid] + descendants(self.proc.pid)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return time.monotonic()
+
     def report(self) -> dict:
         path = self.report_dir / "report.json"
         return json.loads(path.read_text()) if path.exists() else {}
@@ -185,6 +199,24 @@ class Run:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
+
+
+def descendants(pid: int) -> list:
+    """Every process below pid (from /proc: parent links), children first."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
 
 
 def record(fault: str, **row) -> None:

@@ -1,7 +1,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Fault injection against the simulated cluster (make test-faults runs all; the tests also marked `sim`
-are the representative subset that make test runs). Each test runs validate.yml, breaks something real
+"""Fault injection against the simulated cluster (make test-faults and make test run all, make test on a
+cluster of its own beside the other sim tests; the tests also marked `sim` are the quick subset). Each test runs validate.yml, breaks something real
 while it runs, and asserts the verdict, the message, the time to verdict and that nothing of the run is
 left afterwards; each appends its figures to tests/output/faults/results.jsonl (docs/reliability.md)."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ import simkit
 pytestmark = pytest.mark.faults
 
 # Short bounds for the sim; the defaults are what users get (validation_api_timeout_s 60).
-FAST = {"validation_lease_margin_s": 20, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60,
+FAST = {"validation_lease_margin_s": 120, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60,
         "validation_example": "libero-10-openvlaoft"}
 CLEANUP_WITHIN_S = 30  # the issue's bound: an interrupted run's objects are gone this long after the signal
 
@@ -74,7 +74,7 @@ def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tm
     simkit.wait_until(lambda: "was interrupted; its" in run.log(), 15, "the watchdog's line in the run's output")
 
 
-@pytest.mark.sim  # in make test's representative subset
+@pytest.mark.sim  # in the quick subset (-m 'faults and sim')
 def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path):
     """ansible-runner's cancel (what AWX does): cancel_callback returns True, and ansible-runner sends SIGKILL
     to the playbook's process group (ansible_runner/runner.py Runner.handle_termination, 2.4.3)."""
@@ -88,7 +88,8 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
             state["cancel_at"] = time.monotonic()
         return state["cancel_at"] is not None
 
-    extravars = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_run_id": run.run_id, **FAST}
+    extravars = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_run_id": run.run_id,
+                 "validation_evidence_dir": str(faultkit.EVIDENCE), **FAST}
     started = time.monotonic()
     (tmp_path / "runner").mkdir(exist_ok=True)  # ansible-runner refuses a private_data_dir that does not exist
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
@@ -105,9 +106,36 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
     assert not left and since <= CLEANUP_WITHIN_S, (since, left)
 
 
+@pytest.mark.sim  # in the quick subset (-m 'faults and sim')
+def test_a_run_killed_with_its_watchdog_leaves_nothing_within_30_s(core, batch, custom, tmp_path, runs):
+    """What an AWX cancel under container isolation does (`podman kill` of the job's sandbox, tools/awx/podman):
+    SIGKILL to ansible-playbook, its workers and the interrupt watchdog at once, mid-L5. Nothing on the
+    controller is left to clean up: Kubernetes must, once the run's renewed lease (validation_renewed_lease_s,
+    20 s) runs out, through the anchor's owner (plugins/plugin_utils/_run_lease.py)."""
+    # the anchor's own deadline at its default (600 s on top of the wait): only the renewed lease can be quick
+    run = faultkit.Run(tmp_path, "l5", dict(FAST, validation_lease_margin_s=600))
+    runs.append(run)
+    run.start()
+    at = _first_pod(core, batch, custom, run)
+    objects = faultkit.objects(core, batch, custom, run.run_id)
+    assert any(o.endswith("-anchor") for o in objects), objects
+    assert any(o.startswith("Job/") and o.endswith("-lease") for o in objects), (
+        "the run holds no renewed lease: %s\n%s" % (objects, run.log()[-3000:]))
+    sent = run.kill_everything()
+    run.wait(30)
+    left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
+    since = time.monotonic() - sent
+    faultkit.record("SIGKILL to the run and its watchdog (podman kill) during L5", verdict="killed",
+                    signal_at_s=round(at, 1), objects_before=objects, seconds_to_clean=round(since, 1),
+                    objects_left=len(left))
+    assert "was interrupted" not in run.log(), "the watchdog outlived the kill"
+    assert not left, "objects left %.0f s after the kill: %s" % (since, left)
+    assert since <= CLEANUP_WITHIN_S, since
+
+
 # --------------------------------------------------------------------------- the API server
 
-@pytest.mark.sim  # in make test's representative subset
+@pytest.mark.sim  # in the quick subset (-m 'faults and sim')
 def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
         core, batch, custom, tmp_path, runs, paused):
     run = faultkit.Run(tmp_path, "l5", FAST)

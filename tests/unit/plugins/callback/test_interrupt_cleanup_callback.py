@@ -43,3 +43,11 @@ def test_an_unread_result_is_never_converted():
             raise AssertionError("the result was read")
 
     interrupt_cleanup.CallbackModule().v2_runner_on_ok(Result())
+
+
+def test_the_anchor_tells_the_watchdog_its_renewed_lease_and_image():
+    anchor = {"result": {"kind": "Job", "metadata": {"annotations": {"rlstack.io/renewed-lease-s": "20"}},
+                         "spec": {"template": {"spec": {"containers": [{"name": "anchor", "image": "img:1"}]}}}}}
+    assert interrupt_cleanup._run_lease_of(anchor) == {"lease_s": 20, "image": "img:1"}
+    # an anchor from before this setting, or one that asks for none: no renewed lease
+    assert interrupt_cleanup._run_lease_of({"result": {"kind": "Job", "metadata": {}}})["lease_s"] == 0

@@ -100,7 +100,8 @@ def test_literal_copies_agree_with_the_module():
     settings = {row[0].strip("`"): row[header.index("default")].strip("`") for row in rows
                 if row[0].startswith("`validation_")}
     for setting, name in (("validation_problem_grace_s", "problem_grace_s"), ("validation_start_timeout_s", "start_timeout_s"),
-                          ("validation_lease_margin_s", "lease_margin_s"), ("validation_keep_failed_s", "keep_failed_s")):
+                          ("validation_lease_margin_s", "lease_margin_s"), ("validation_keep_failed_s", "keep_failed_s"),
+                          ("validation_renewed_lease_s", "renewed_lease_s")):
         assert settings[setting] == str(_limits.LIMITS[name]), setting
 
 
@@ -108,7 +109,8 @@ def test_the_runners_wait_defaults_are_the_modules():
     # runner/vars/main.yml holds literals (tests/unit/plugins/plugin_utils/test_settings.py reads them).
     defaults = _yaml("roles/runner/vars/main.yml")
     for var, name in (("runner_problem_grace_s", "problem_grace_s"), ("runner_start_timeout_s", "start_timeout_s"),
-                      ("runner_lease_margin_s", "lease_margin_s"), ("runner_keep_failed_s", "keep_failed_s")):
+                      ("runner_lease_margin_s", "lease_margin_s"), ("runner_keep_failed_s", "keep_failed_s"),
+                      ("runner_renewed_lease_s", "renewed_lease_s")):
         assert "| default(%d) }}" % _limits.LIMITS[name] in defaults[var], var
 
 
