@@ -15,6 +15,7 @@ import re
 import subprocess
 
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError, check, finding
+from ansible_collections.rlstack.validation.plugins.module_utils._manifest_sources import sniff
 from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import display_path
 
 PRUNED_DIRS = (".git", ".venv*", "venv", ".tox", ".nox", ".cache", ".collections", ".ansible", ".sim",
@@ -80,17 +81,27 @@ def lint_files(paths, exclude=(), base="", patterns=None, use_git=True):
     (tracked, or untracked and not ignored by .gitignore); elsewhere every file. Directories named in
     PRUNED_DIRS (tool state such as .git, .venv*, .collections, .ansible) are never searched, nor what
     `exclude` names (paths relative to `base`, or globs). A file given explicitly is always kept.
-    patterns: DEFAULT_PATTERNS by default; a file goes to every kind whose globs match its name.
+    patterns: DEFAULT_PATTERNS by default; a file goes to every kind whose globs match its name. A file no
+    glob matches is read by content (_manifest_sources.sniff): a Kubernetes object in a file of another name
+    (job.yaml-template, pod.tpl, job.yaml.j2, no extension) goes to 'manifest_other', a shell script without a
+    .sh name (its #! line) to 'script_other'.
     """
     patterns = patterns or DEFAULT_PATTERNS
     base = os.path.abspath(base or os.getcwd())
     out = dict((kind, []) for kind in patterns)
+    out.update(manifest_other=[], script_other=[])
 
     def classify(path):
         name = os.path.basename(path)
+        matched = False
         for kind, globs in patterns.items():
             if any(fnmatch.fnmatch(name, g) for g in globs):
                 out[kind].append(os.path.abspath(path))
+                matched = True
+        if not matched:
+            found = sniff(path)
+            if found:
+                out[found + "_other"].append(os.path.abspath(path))
 
     for path in paths or []:
         path = os.path.abspath(os.path.join(base, str(path)))

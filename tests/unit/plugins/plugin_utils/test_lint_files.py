@@ -29,11 +29,26 @@ def test_lint_files_walk_prunes_and_excludes(tmp_path):
     rel = dict((k, sorted(os.path.relpath(f, str(tmp_path)) for f in v)) for k, v in found.items())
     assert rel == {"shell": ["lib.bash", "run.sh"],
                    "yaml": [os.path.join(".github", "workflows", "ci.yml"), "conf.yml"],
-                   "terraform": [], "kustomization": [], "docs": []}
+                   "terraform": [], "kustomization": [], "docs": [], "manifest_other": [], "script_other": []}
     explicit = p.lint_files([str(tmp_path / "skip" / "me.sh")], ["skip"], str(tmp_path), use_git=False)
     assert explicit["shell"] == [str(tmp_path / "skip" / "me.sh")]
     with pytest.raises(LintError):
         p.lint_files([str(tmp_path / "nope")])
+
+
+def test_lint_files_finds_manifests_and_scripts_by_content(tmp_path):
+    """Issue 31: a manifest is found by what it holds whatever the file is called; a script by its #! line."""
+    job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\n"
+    files = {"job.yaml-template": job, "pod.tpl": job, "job.yaml.j2": job, "job.yaml.in": job, "Jobfile": job,
+             "notes.txt": "kind words, no manifest\n", "run": "#!/usr/bin/env bash\necho hi\n",
+             "train.py": '"""\n' + job + '"""\n', "README.md": job, "blob.bin": job}
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "binary.tpl").write_bytes(b"apiVersion: v1\nkind: Pod\n\0")
+    found = p.lint_files([str(tmp_path)], [], str(tmp_path), use_git=False)
+    rel = dict((k, sorted(os.path.basename(f) for f in v)) for k, v in found.items())
+    assert rel["manifest_other"] == ["Jobfile", "job.yaml-template", "job.yaml.in", "job.yaml.j2", "pod.tpl"]
+    assert rel["script_other"] == ["run"]
 
 
 def test_lint_files_uses_gitignore(tmp_path):
