@@ -39,6 +39,7 @@ NOT_CHECKED_FIX = ("render it as the repository does and lint the result (local_
 UNKNOWN_VALUE_FIX = ("give the value with --set NAME=VALUE (or export it) to have the files that use it checked "
                      "with it; local mode runs no command of a .env file")
 ENV_FILE_NAME = ".env"
+DOC_SUFFIXES = (".md", ".markdown", ".rst")
 
 
 def display_path(path, base):
@@ -156,6 +157,9 @@ class ManifestLinter:
         self.schema_used = set()
         self._loaded = {}  # path -> (shown, text, rendered, unset, docs or LintError)
         self.render = {}  # shown path -> the repository's envsubst calls for it (_render_plan.plan)
+        self._scripts = {}  # shown path -> text of the scripts among the render plan's sources
+        self.tf_templates = {}  # shown path -> the Terraform file whose templatefile() renders it
+        self._unknown_of = {}  # shown path -> {NAME: why} of the values local mode cannot know for it
         self._clobbers = {}  # shown path -> its envsubst_clobbers findings
         self.unknown = {}  # NAME -> {"why": ..., "uses": [(file, line)]}: a value local mode cannot know
         self._layers = None  # (environ, env file values, env file unknown, --set values): per-folder .env applies
@@ -234,17 +238,43 @@ class ManifestLinter:
             return out
         manifests = dict((display_path(p, self.base), "") for p in yaml_paths or [])
         manifests.update(texts(yaml_paths))
-        self.render = dict((k, v) for k, v in _render_plan.plan(manifests, texts(other_paths)).items() if v)
+        others = texts(other_paths)
+        self._scripts = dict((k, v) for k, v in others.items() if not k.lower().endswith(DOC_SUFFIXES))
+        self.render = dict((k, v) for k, v in _render_plan.plan(manifests, others).items() if v)
         return self.render
+
+    def _values_of_calls(self, calls, values):
+        """The values a file gets from the scripts that render it: what each calling script sets before its
+        envsubst call, under the user's values; a value the script computes is unknown, never missing."""
+        values, unknown = dict(values), {}
+        for call in calls or []:
+            script = self._scripts.get(call["file"])
+            if script is None:
+                continue  # a doc or the manifest's own usage comment: the user gives the values
+            known, unsure = _render_plan.script_values(script, call["line"], call["file"], values)
+            for name, value in known.items():
+                values.setdefault(name, value)
+            for name, why in unsure.items():
+                unknown.setdefault(name, why)
+        return values, unknown
 
     def _render(self, shown, text):
         """(rendered, unset) of one file the way the repository renders it; keeps its clobber findings."""
+        if shown in self.tf_templates:
+            # rendered by Terraform's templatefile(): its ${name} are the call's variables, known at apply time
+            self._unknown_of[shown] = dict((n, "%s renders it with templatefile()" % self.tf_templates[shown])
+                                           for n in _envsubst.placeholders(text))
+            return text, {}
         calls = self.render.get(shown) or []
         only, plain = (self.only, []) if self.only is not None or not calls else _render_plan.render_of(calls)
         if not (calls and self.envsubst != "off" and _envsubst.placeholders(text)) and \
                 not is_envsubst_template(text, self.envsubst, shown):
             return text, {}
         values, unknown = self.values_for(shown)
+        if calls and self.only is None:
+            values, more = self._values_of_calls(calls, values)
+            unknown = dict(more, **unknown)
+        self._unknown_of[shown] = unknown
         rendered, unset = _envsubst.substitute(text, values, only)
         unset = self._known(shown, unset, unknown)
         if self.only is not None:
@@ -270,6 +300,15 @@ class ManifestLinter:
     def collect_node_groups(self, yaml_paths=(), terraform_paths=()):
         """Read the node groups of eksctl ClusterConfigs, Karpenter NodePools (YAML files, rendered as they are
         linted, and Terraform heredocs) and Terraform node groups into the rule options; returns them."""
+        texts = {}
+        for path in terraform_paths or []:
+            try:
+                with open(path, "rb") as handle:
+                    texts[display_path(path, self.base)] = handle.read().decode("utf-8", errors="replace")
+            except (IOError, OSError):
+                continue  # the Terraform row reports unreadable files
+        # before any YAML file is rendered: the files Terraform's templatefile() renders are not envsubst's
+        self.tf_templates = _manifest_sources.terraform_templates(texts)
         groups = []
         for path in yaml_paths or []:
             if is_helm_template(path):
@@ -279,13 +318,6 @@ class ManifestLinter:
                 continue
             for doc, marks, first_line in docs:
                 groups.extend(_node_groups.from_yaml_document(doc, shown, marks, first_line))
-        texts = {}
-        for path in terraform_paths or []:
-            try:
-                with open(path, "rb") as handle:
-                    texts[display_path(path, self.base)] = handle.read().decode("utf-8", errors="replace")
-            except (IOError, OSError):
-                continue  # the Terraform row reports unreadable files
         groups.extend(_node_groups_tf.from_terraform(texts))
         self.opts["node_groups"] = groups
         return groups
@@ -371,7 +403,7 @@ class ManifestLinter:
                 head = ""
             if not _manifest_sources.looks_like_manifest(head):
                 return
-            reason = _manifest_sources.template_reason(head)
+            reason = _manifest_sources.template_reason(head, shown in self.tf_templates)
             if reason:
                 self.not_checked(shown, reason)
                 return
@@ -392,7 +424,7 @@ class ManifestLinter:
                 self.findings.append(finding("yaml", "error", str(exc), YAML_FIX, file=shown, line=line,
                                              actual=1, expected=0, unit="errors"))
             return
-        unknown = [n for n in self.values_for(shown)[1] if n in _envsubst.placeholders(text)]
+        unknown = [n for n in self._unknown_of.get(shown, {}) if n in _envsubst.placeholders(text)]
         self._lint_docs(shown, shown, docs, unset, unknown)
 
     # --- manifests in heredocs of scripts and Terraform files

@@ -20,6 +20,7 @@ Standard library only, Python 3.8 syntax.
 
 from __future__ import annotations
 
+import os
 import re
 
 # a Kubernetes object: apiVersion and kind at the start of a line (after `---` or a list dash, for apiVersion)
@@ -116,11 +117,10 @@ def terraform_heredocs(text):
         while end < len(lines) and lines[end].strip() != tag:
             body.append(lines[end])
             end += 1
-        indent = 0
-        if match.group("strip"):
-            widths = [len(l) - len(l.lstrip(" \t")) for l in body if l.strip()]
-            indent = min(widths) if widths else 0
-            body = [l[indent:] for l in body]
+        # <<- strips the common indentation; a << body indented as a whole is the same YAML once dedented
+        widths = [len(l) - len(l.lstrip(" \t")) for l in body if l.strip()]
+        indent = min(widths) if widths else 0
+        body = [l[indent:] for l in body]
         segment_text = "\n".join(body) + "\n"
         if looks_like_manifest(segment_text) and not _SHELL_HEREDOC.search(segment_text):
             out.append({"text": segment_text, "line": index + 2, "column": indent, "quoted": False,
@@ -149,17 +149,58 @@ def envsubst_names(command):
     return names or None
 
 
+_TEMPLATEFILE = re.compile(r'templatefile\(\s*"(?:\$\{path\.(?:module|root|cwd)\}/)?([^"$]+)"')
+
+
+def terraform_templates(tf_texts):
+    """{template path: Terraform file} of the files that Terraform renders with templatefile(): their ${name}
+    are the call's variables (known at apply time), not envsubst placeholders. tf_texts: {path as shown: text}."""
+    out = {}
+    for where, text in tf_texts.items():
+        for rel in _TEMPLATEFILE.findall(str(text)):
+            out.setdefault(os.path.normpath(os.path.join(os.path.dirname(where), rel)), where)
+    return out
+
+
+def interpolations(text):
+    """[(start, end, expression)] of the Terraform interpolations ``${...}`` of a text, nested ones and braces
+    in quoted strings included (``${x != null ? "a: ${x}" : ""}`` is one); ``$${`` (the escape) is not one."""
+    text, out, pos = str(text), [], 0
+    while True:
+        start = text.find("${", pos)
+        if start < 0:
+            return out
+        if start > 0 and text[start - 1] == "$":
+            pos = start + 2
+            continue
+        depth, index, quote = 0, start + 1, False
+        while index < len(text):
+            char = text[index]
+            if char == '"' and text[index - 1] != "\\":
+                quote = not quote
+            elif char == "{" and not quote:
+                depth += 1
+            elif char == "}" and not quote:
+                depth -= 1
+                if depth == 0:
+                    break
+            elif char == "\n" and not quote and depth <= 1 and text[start:index].count("\n") > 20:
+                break  # not an interpolation after all
+            index += 1
+        out.append((start, index + 1, text[start + 2:index]))
+        pos = index + 1
+
+
 def terraform_placeholders(text):
     """(text, names): every Terraform interpolation ``${expr}`` turned into a placeholder ``${TF_expr}`` (its
     value is known at apply time only), ``$${`` (Terraform's escape) left as a literal ``${``."""
-    names = []
-
-    def repl(match):
-        name = "TF_" + (re.sub(r"\W+", "_", match.group(1)).strip("_") or "expr")[:60]
+    names, parts, pos = [], [], 0
+    text = str(text)
+    for start, end, expression in interpolations(text):
+        name = "TF_" + (re.sub(r"\W+", "_", expression).strip("_") or "expr")[:60]
         if name not in names:
             names.append(name)
-        return "${%s}" % name
-
-    text = str(text).replace("$${", "\0")
-    text = re.sub(r"\$\{([^}]*)\}", repl, text)
-    return text.replace("\0", "${"), names
+        parts.extend([text[pos:start], "${%s}" % name])
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts).replace("$${", "${"), names

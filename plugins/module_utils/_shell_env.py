@@ -106,6 +106,13 @@ def _word(text, pos, env, unknown):
     return "".join(out), pos
 
 
+def _commit(env, unknown, missing, pending):
+    for name, value in pending:
+        env[name] = value
+        unknown.pop(name, None)
+        missing.pop(name, None)
+
+
 def _logical_lines(text):
     lines = str(text).split("\n")
     index = 0
@@ -158,16 +165,15 @@ def read(text, environ=None, where="the file"):
                 break
             pending.append((name, value))
             body = body[end:].lstrip()
-            if body.startswith(";"):
-                body = body[1:].lstrip()
+            if body.startswith(";"):  # `A=1; export B=2`: A is set; the next statement starts
+                _commit(env, unknown, missing, pending)
+                pending = []
+                body = _PREFIX.sub("", body[1:].lstrip())
             if not body or body.startswith("#"):
                 break
         if pending and body and not body.startswith("#") and why is None:
             continue  # `A=1 command`: the assignment is the command's only
-        for name, value in pending:
-            env[name] = value
-            unknown.pop(name, None)
-            missing.pop(name, None)
+        _commit(env, unknown, missing, pending)
         if why is not None:
             env.pop(why[0], None)
             if why[1] is None:

@@ -35,7 +35,7 @@ spec:
       containers:
         - name: main
           image: ${IMAGE}
-          command: ["bash", "-c", "echo \\$HOSTNAME"]
+          command: ["bash", "-c", "torchrun train.py --rdzv-id \\$HOSTNAME"]
           resources:
             limits:
               nvidia.com/gpu: ${GPUS}
