@@ -245,11 +245,28 @@ _OFFLINE = re.compile(r"(?i)(could not connect|no such host|dial tcp|i/o timeout
                       r"Failed to install provider|registry\.terraform\.io)")
 
 
-def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs):
+def terraform_init_plan(roots, first_init_runs=None):
+    """Which root modules are initialised, so that an unreachable registry is found once, not per module:
+    {'first': index of the first root without .terraform/ (-1: none), 'rest': the indexes of the others without
+    it, 'offline': why the registry could not be reached, from the first module's init result (a registered loop
+    result of one item), '' when it could or before it ran}."""
+    uninit = [i for i, root in enumerate(roots or []) if not os.path.isdir(os.path.join(str(root), ".terraform"))]
+    offline = ""
+    for run in first_init_runs or []:
+        if run.get("skipped") or run.get("rc") == 0:
+            continue
+        text = str(run.get("stderr") or "") + str(run.get("stdout") or "")
+        if _OFFLINE.search(text):
+            offline = "%s (terraform init -backend=false in %s)" % (_first_error(text), run.get("item"))
+    return {"first": uninit[0] if uninit else -1, "rest": uninit[1:], "offline": offline}
+
+
+def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs, offline=""):
     """(checks, findings, skipped) of terraform fmt -check, init -backend=false and validate -json per root
     module. The *_runs are the registered loop results (each with item, rc, stdout, stderr, or skipped);
     an init that fails because the registry cannot be reached makes that module's validate SKIPPED (in
-    `skipped`, with the reason), not FAIL."""
+    `skipped`, with the reason), not FAIL. offline (terraform_init_plan's): the registry was found unreachable
+    once, so the other modules without .terraform/ were not initialised: SKIPPED with that reason too."""
     def by_item(runs):
         out = {}
         for run in runs or []:
@@ -274,6 +291,15 @@ def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs):
                                 message="not formatted: %s" % ", ".join(unformatted) if unformatted else "",
                                 hint="run terraform fmt -recursive %s" % node if unformatted else ""))
         init = init_by.get(root) or {}
+        if offline and (not init or init.get("skipped")) and not os.path.isdir(os.path.join(root, ".terraform")):
+            why = ("not initialised: the provider registry could not be reached from the first module, so no other "
+                   "module tried: %s" % offline)
+            skipped.append({"module": node, "why": why})
+            findings.append(finding("terraform_validate", "info", "%s: validate SKIPPED: %s" % (node, why),
+                                    "run terraform init in %s where the registry can be reached (or set "
+                                    "TF_PLUGIN_CACHE_DIR / a provider mirror), then run local mode again" % node,
+                                    file=node))
+            continue
         if init and not init.get("skipped") and init.get("rc") != 0:
             text = str(init.get("stderr") or "") + str(init.get("stdout") or "")
             if _OFFLINE.search(text):

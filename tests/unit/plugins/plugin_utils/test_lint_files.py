@@ -179,3 +179,31 @@ def test_terraform_offline_init_is_skipped_not_failed(tmp_path):
         assert [f["severity"] for f in findings if f["rule"] == "terraform_validate"] == ["info"]
     else:
         assert "terraform_validate" in [c["name"] for c in checks]
+
+
+def test_terraform_offline_is_detected_once(tmp_path):
+    """Issue 31: with no registry, the first module's init fails once; the other modules are not initialised
+    (no failing init each) and their validate is SKIPPED with that one reason. The init output is terraform
+    1.x's own error for an unreachable registry (as the real-terraform test above gets on this machine)."""
+    roots = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        roots.append(str(tmp_path / name))
+    (tmp_path / "c" / ".terraform").mkdir()  # already initialised: validated in place
+    plan = p.terraform_init_plan(roots)
+    assert plan == {"first": 0, "rest": [1], "offline": ""}
+    error = ("\nError: Failed to query available provider packages\n\nCould not retrieve the list of available "
+             "versions for provider hashicorp/aws: could not connect to registry.terraform.io\n")
+    first = [{"item": roots[0], "rc": 1, "stdout": "", "stderr": error}]
+    plan = p.terraform_init_plan(roots, first)
+    assert plan["first"] == 0 and "Failed to query available provider packages" in plan["offline"]
+    assert roots[0] in plan["offline"]
+    rest = [{"item": r, "skipped": True} for r in roots]
+    validate = [{"item": roots[0], "skipped": True}, {"item": roots[1], "skipped": True},
+                {"item": roots[2], "rc": 0, "stdout": '{"valid": true, "diagnostics": []}'}]
+    checks, findings, skipped = p.terraform_checks(roots, str(tmp_path), [], rest + first, validate, plan["offline"])
+    assert [s["module"] for s in skipped] == ["a", "b"]
+    assert "could not download providers" in skipped[0]["why"] and "no other module tried" in skipped[1]["why"]
+    assert [(c["name"], c["node"]) for c in checks] == [("terraform_validate", "c")]
+    assert [f["severity"] for f in findings] == ["info", "info"]
+    assert p.terraform_init_plan(roots, [{"item": roots[0], "rc": 0}])["offline"] == ""
