@@ -304,10 +304,12 @@ def _rule_dev_shm(pod, opts):
     volumes = dict((v.get("name"), v) for v in spec.get("volumes") or [] if isinstance(v, dict))
     for ctr in pod["containers"]:
         gpus = gpu_count(ctr.data, opts["gpu_resources"])
-        if gpus <= 0 or _only_checks(ctr, opts):
+        if gpus <= 0:
             continue
         mounts = [m for m in ctr.data.get("volumeMounts") or []
                   if isinstance(m, dict) and str(m.get("mountPath") or "").rstrip("/") == "/dev/shm"]
+        if not mounts and _only_checks(ctr, opts):
+            continue  # needs none; a /dev/shm it does mount must still be memory-backed (it says it wants one)
         if not mounts:
             yield ("%s requests GPUs but mounts nothing at /dev/shm (the container default is 64 MiB)" % ctr.title,
                    ctr.path + ("resources",), {"actual": False, "expected": True, "op": "true"})
