@@ -342,7 +342,9 @@ findings:
             container: main, path: "spec.template.spec.containers[0].image",
             message: "container main of Job/train uses the tag latest ...", fix: "tag the image ..."}]
 skipped:
-  description: YAML files left out, with the reason (Helm chart templates).
+  description:
+    - Files and heredocs (C(file:line)) that look like manifests but were not checked, with the reason (Jinja, Go and
+      Helm templates, text that is not YAML once rendered); each is also a C(not_checked) note in RV(findings).
   returned: always
   type: list
   elements: dict
