@@ -35,7 +35,7 @@ Phase 0 = L3.5), or checks everything locally without a cluster.
   --repo DIR             local mode: lint exactly this repository (its manifests, found by content,
                          scripts, YAML, every Terraform root module, its own file references).
   --path PATH            local mode: also check these files or directories (repeatable).
-  --values FILE          local mode: NAME=value lines for the manifests' ${VAR} placeholders.
+  --values FILE          local mode: a .env file (read as the shell reads it) for the manifests' ${VAR} placeholders.
   --set NAME=VALUE       local mode: one placeholder value (repeatable; wins over --values).
   --envsubst-vars LIST   local mode: only these variables are placeholders, as envsubst '${A} ${B}'.
   --with-collection      local mode: also render and check the collection's own manifests.

@@ -62,12 +62,18 @@ def terraform_root_modules(files, base=""):
     return _lint_files.terraform_root_modules(_plain(files or []), str(base or ""))
 
 
-def terraform_checks(roots, base, fmt_results=None, init_results=None, validate_results=None):
+def terraform_checks(roots, base, fmt_results=None, init_results=None, validate_results=None, offline=""):
     """{'checks', 'findings', 'skipped'} of the registered loop results of terraform fmt, init and validate."""
     checks, findings, skipped = _lint_files.terraform_checks(
         _plain(roots or []), str(base or ""), _plain(fmt_results or []), _plain(init_results or []),
-        _plain(validate_results or []))
+        _plain(validate_results or []), str(offline or ""))
     return {"checks": checks, "findings": findings, "skipped": skipped}
+
+
+def terraform_init_plan(roots, first_init_results=None):
+    """{'first', 'rest', 'offline'}: which root modules to initialise; offline once the first init found the
+    registry unreachable."""
+    return _lint_files.terraform_init_plan(_plain(roots or []), _plain(first_init_results or []))
 
 
 def local_sarif(findings, root="", version=""):
@@ -143,6 +149,7 @@ class FilterModule:
             "reference_checks": reference_checks,
             "terraform_root_modules": terraform_root_modules,
             "terraform_checks": terraform_checks,
+            "terraform_init_plan": terraform_init_plan,
             "local_sarif": local_sarif,
             "local_closing": local_closing,
             "local_summary": local_summary,

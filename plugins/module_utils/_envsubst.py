@@ -28,7 +28,6 @@ from ansible_collections.rlstack.validation.plugins.module_utils._lint_base impo
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _PLACEHOLDER = re.compile(r"\$(?:\{(?P<braced>%s)(?:(?P<op>:?[-=+])(?P<word>[^}]*))?\}|(?P<bare>%s))" % (_NAME, _NAME))
 _SHELL_FORMAT = re.compile(r"\$\{?(%s)\}?" % _NAME)
-_ENV_LINE = re.compile(r"^\s*(?:export\s+)?(%s)\s*=\s*(.*?)\s*$" % _NAME)
 
 
 def shell_format_names(spec):
@@ -51,25 +50,6 @@ def shell_format_names(spec):
     if bad:
         raise LintError("envsubst variables %s are not variable names" % ", ".join(bad))
     return names
-
-
-def parse_env_file(text, where="the env file"):
-    """{NAME: value} of a .env style file: NAME=value or export NAME=value, # comments, blank lines,
-    values optionally in single or double quotes. Other lines raise LintError naming the line."""
-    values = {}
-    for number, line in enumerate(str(text).splitlines(), start=1):
-        if not line.strip() or line.strip().startswith("#"):
-            continue
-        match = _ENV_LINE.match(line)
-        if not match:
-            raise LintError("%s line %d is not NAME=value: %r" % (where, number, line.strip()[:80]))
-        value = match.group(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in ("'", '"'):
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        values[match.group(1)] = value
-    return values
 
 
 def merged_values(environ=None, file_values=None, values=None):

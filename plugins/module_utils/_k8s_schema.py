@@ -32,6 +32,9 @@ TOOL_CONFIG_KINDS = (
     ("kustomize.config.k8s.io/", "Component"),
     ("kind.x-k8s.io/", "Cluster"),
     ("skaffold/", "Config"),
+    # kwok's own configuration is config.kwok.x-k8s.io/v1alpha1 (sim/kwok.yaml.in, found by content since issue 31)
+    ("config.kwok.x-k8s.io/", "KwokConfiguration"),
+    ("config.kwok.x-k8s.io/", "KwokctlConfiguration"),
     ("kwok.x-k8s.io/", "KwokConfiguration"),
     ("kwok.x-k8s.io/", "KwokctlConfiguration"),
 )

@@ -20,7 +20,7 @@ import os
 import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils import (
-    _envsubst, _k8s_schema, _node_groups, _node_groups_tf, _pitfall_rules, _render_plan)
+    _envsubst, _k8s_schema, _manifest_sources, _node_groups, _node_groups_tf, _pitfall_rules, _render_plan, _shell_env)
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     LintError, finding, fmt_path, is_k8s_object, object_label)
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import line_of, load_all
@@ -34,6 +34,12 @@ SCHEMA_FIX = ("fix the field named: `kubectl apply` (server-side field validatio
 SCHEMA_MISSING_FIX = ("give the schema of this kind with local_checks_crd_schemas (a CRD file), or keep "
                       "local_checks_unknown_kinds=skip to accept kinds without a schema")
 YAML_FIX = "fix the YAML syntax at the line named (yamllint shows it too), or render templates before linting them"
+NOT_CHECKED_FIX = ("render it as the repository does and lint the result (local_checks_paths), or leave it: "
+                   "local mode cannot check what it cannot read")
+UNKNOWN_VALUE_FIX = ("give the value with --set NAME=VALUE (or export it) to have the files that use it checked "
+                     "with it; local mode runs no command of a .env file")
+ENV_FILE_NAME = ".env"
+DOC_SUFFIXES = (".md", ".markdown", ".rst")
 
 
 def display_path(path, base):
@@ -151,7 +157,69 @@ class ManifestLinter:
         self.schema_used = set()
         self._loaded = {}  # path -> (shown, text, rendered, unset, docs or LintError)
         self.render = {}  # shown path -> the repository's envsubst calls for it (_render_plan.plan)
+        self._scripts = {}  # shown path -> text of the scripts among the render plan's sources
+        self.tf_templates = {}  # shown path -> the Terraform file whose templatefile() renders it
+        self._unknown_of = {}  # shown path -> {NAME: why} of the values local mode cannot know for it
         self._clobbers = {}  # shown path -> its envsubst_clobbers findings
+        self.unknown = {}  # NAME -> {"why": ..., "uses": [(file, line)]}: a value local mode cannot know
+        self._layers = None  # (environ, env file values, env file unknown, --set values): per-folder .env applies
+        self._folder_values = {}  # directory -> (values, unknown)
+
+    # --- the values of each file: its folders' .env, then the exported variables, --values and --set
+
+    def set_value_layers(self, environ=None, file_values=None, file_unknown=None, values=None):
+        """Render each file with the .env files of its folders (from the repository root down, each read as the
+        shell reads it), over which the exported variables, the --values file and --set win, in that order."""
+        self._layers = (dict(environ or {}), dict(file_values or {}), dict(file_unknown or {}), dict(values or {}))
+        self.values = _envsubst.merged_values(environ, file_values, values)
+
+    def values_for(self, shown):
+        """({NAME: value}, {NAME: why unknown}) for a file shown as `shown`."""
+        if self._layers is None:
+            return self.values, {}
+        directory = os.path.dirname(os.path.join(self.base or "", shown))
+        if directory in self._folder_values:
+            return self._folder_values[directory]
+        environ, file_values, file_unknown, values = self._layers
+        chain, current = [], os.path.abspath(directory)
+        root = os.path.abspath(self.base or directory)
+        while True:
+            chain.insert(0, current)
+            if current == root or os.path.dirname(current) == current or not current.startswith(root):
+                break
+            current = os.path.dirname(current)
+        env, unknown = dict(environ), {}
+        for folder in chain:
+            path = os.path.join(folder, ENV_FILE_NAME)
+            if not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "r", encoding="utf-8", errors="replace") as handle:
+                    env, more, missing = _shell_env.read(handle.read(), env, display_path(path, self.base))
+            except (IOError, OSError):
+                continue
+            unknown.update(more)
+            for name in missing:
+                unknown.pop(name, None)
+            for name in env:
+                if name not in more:
+                    unknown.pop(name, None)
+        env = _envsubst.merged_values(env, dict(environ, **file_values), values)
+        unknown.update(file_unknown)
+        unknown = dict((n, why) for n, why in unknown.items() if n not in env)
+        self._folder_values[directory] = (env, unknown)
+        return env, unknown
+
+    def _known(self, shown, unset, unknown, offset=0):
+        """The unset names that have no value at all; the unknown ones are kept in self.unknown."""
+        out = {}
+        for name, lines in unset.items():
+            if name in unknown:
+                entry = self.unknown.setdefault(name, {"why": unknown[name], "uses": []})
+                entry["uses"].extend((shown, line + offset) for line in lines)
+            else:
+                out[name] = [line + offset for line in lines]
+        return out
 
     # --- how the repository renders each file (its scripts', docs' and own envsubst calls)
 
@@ -170,17 +238,45 @@ class ManifestLinter:
             return out
         manifests = dict((display_path(p, self.base), "") for p in yaml_paths or [])
         manifests.update(texts(yaml_paths))
-        self.render = dict((k, v) for k, v in _render_plan.plan(manifests, texts(other_paths)).items() if v)
+        others = texts(other_paths)
+        self._scripts = dict((k, v) for k, v in others.items() if not k.lower().endswith(DOC_SUFFIXES))
+        self.render = dict((k, v) for k, v in _render_plan.plan(manifests, others).items() if v)
         return self.render
+
+    def _values_of_calls(self, calls, values):
+        """The values a file gets from the scripts that render it: what each calling script sets before its
+        envsubst call, under the user's values; a value the script computes is unknown, never missing."""
+        values, unknown = dict(values), {}
+        for call in calls or []:
+            script = self._scripts.get(call["file"])
+            if script is None:
+                continue  # a doc or the manifest's own usage comment: the user gives the values
+            known, unsure = _render_plan.script_values(script, call["line"], call["file"], values)
+            for name, value in known.items():
+                values.setdefault(name, value)
+            for name, why in unsure.items():
+                unknown.setdefault(name, why)
+        return values, unknown
 
     def _render(self, shown, text):
         """(rendered, unset) of one file the way the repository renders it; keeps its clobber findings."""
+        if shown in self.tf_templates:
+            # rendered by Terraform's templatefile(): its ${name} are the call's variables, known at apply time
+            self._unknown_of[shown] = dict((n, "%s renders it with templatefile()" % self.tf_templates[shown])
+                                           for n in _envsubst.placeholders(text))
+            return text, {}
         calls = self.render.get(shown) or []
         only, plain = (self.only, []) if self.only is not None or not calls else _render_plan.render_of(calls)
         if not (calls and self.envsubst != "off" and _envsubst.placeholders(text)) and \
                 not is_envsubst_template(text, self.envsubst, shown):
             return text, {}
-        rendered, unset = _envsubst.substitute(text, self.values, only)
+        values, unknown = self.values_for(shown)
+        if calls and self.only is None:
+            values, more = self._values_of_calls(calls, values)
+            unknown = dict(more, **unknown)
+        self._unknown_of[shown] = unknown
+        rendered, unset = _envsubst.substitute(text, values, only)
+        unset = self._known(shown, unset, unknown)
         if self.only is not None:
             return rendered, unset  # the user's own restriction (--envsubst-vars): every unset name is reported
         try:
@@ -193,7 +289,7 @@ class ManifestLinter:
             self._clobbers[shown] = _render_plan.clobber_findings(shown, emptied, plain, [], self.opts)
             return rendered, dict((n, lines) for n, lines in unset.items() if n not in shell)
         if plain:  # restricted by some calls, unrestricted by others: what would the unrestricted ones empty?
-            _full, unset_all = _envsubst.substitute(text, self.values, None)
+            _full, unset_all = _envsubst.substitute(text, values, None)
             emptied = dict((n, lines) for n, lines in unset_all.items() if n in shell)
             self._clobbers[shown] = _render_plan.clobber_findings(
                 shown, emptied, plain, [c for c in calls if c["names"]], self.opts)
@@ -204,6 +300,15 @@ class ManifestLinter:
     def collect_node_groups(self, yaml_paths=(), terraform_paths=()):
         """Read the node groups of eksctl ClusterConfigs, Karpenter NodePools (YAML files, rendered as they are
         linted, and Terraform heredocs) and Terraform node groups into the rule options; returns them."""
+        texts = {}
+        for path in terraform_paths or []:
+            try:
+                with open(path, "rb") as handle:
+                    texts[display_path(path, self.base)] = handle.read().decode("utf-8", errors="replace")
+            except (IOError, OSError):
+                continue  # the Terraform row reports unreadable files
+        # before any YAML file is rendered: the files Terraform's templatefile() renders are not envsubst's
+        self.tf_templates = _manifest_sources.terraform_templates(texts)
         groups = []
         for path in yaml_paths or []:
             if is_helm_template(path):
@@ -213,13 +318,6 @@ class ManifestLinter:
                 continue
             for doc, marks, first_line in docs:
                 groups.extend(_node_groups.from_yaml_document(doc, shown, marks, first_line))
-        texts = {}
-        for path in terraform_paths or []:
-            try:
-                with open(path, "rb") as handle:
-                    texts[display_path(path, self.base)] = handle.read().decode("utf-8", errors="replace")
-            except (IOError, OSError):
-                continue  # the Terraform row reports unreadable files
         groups.extend(_node_groups_tf.from_terraform(texts))
         self.opts["node_groups"] = groups
         return groups
@@ -285,10 +383,30 @@ class ManifestLinter:
 
     # --- one file
 
+    def not_checked(self, shown, why, line=0):
+        """A file or heredoc that looks like a manifest but cannot be read: listed, never skipped in silence."""
+        self.skipped.append((shown if not line else "%s:%d" % (shown, line), why))
+        self.findings.append(finding("not_checked", "info", "not checked: %s" % why, NOT_CHECKED_FIX, file=shown,
+                                     line=line, actual=1, expected=0, unit="files"))
+
     def lint_file(self, path):
+        shown = display_path(path, self.base)
         if is_helm_template(path):
-            self.skipped.append((display_path(path, self.base), "a Helm chart template (render it with helm template first)"))
+            self.not_checked(shown, "a Helm chart template (render it with helm template first)")
             return
+        by_name = str(path).endswith(YAML_SUFFIXES)
+        if not by_name:
+            try:
+                with open(path, "rb") as handle:
+                    head = handle.read().decode("utf-8", errors="replace")
+            except (IOError, OSError):
+                head = ""
+            if not _manifest_sources.looks_like_manifest(head):
+                return
+            reason = _manifest_sources.template_reason(head, shown in self.tf_templates)
+            if reason:
+                self.not_checked(shown, reason)
+                return
         shown, text, rendered, unset, docs = self._load(path)
         if text is None:
             self.findings.append(finding("yaml", "error", str(docs), YAML_FIX, file=shown))
@@ -299,33 +417,115 @@ class ManifestLinter:
             match = re.search(r"line (\d+), column (\d+)", str(exc))
             if match:
                 line = int(match.group(1))
-            if is_k8s_object_text(rendered):
+            if not by_name:
+                self.not_checked(shown, "it is not YAML once rendered (%s)" % str(exc).split("\n")[0][:200], line)
+            elif is_k8s_object_text(rendered):
                 self.files.append(shown)
                 self.findings.append(finding("yaml", "error", str(exc), YAML_FIX, file=shown, line=line,
                                              actual=1, expected=0, unit="errors"))
             return
+        unknown = [n for n in self._unknown_of.get(shown, {}) if n in _envsubst.placeholders(text)]
+        self._lint_docs(shown, shown, docs, unset, unknown)
+
+    # --- manifests in heredocs of scripts and Terraform files
+
+    def lint_heredocs(self, path, kind):
+        """Lint the manifests written as heredocs in a shell script (kind 'shell') or Terraform file ('terraform'),
+        each at the lines of the file; returns how many heredocs held one."""
+        shown = display_path(path, self.base)
+        try:
+            with open(path, "rb") as handle:
+                script = handle.read().decode("utf-8", errors="replace")
+        except (IOError, OSError):
+            return 0
+        segments = _manifest_sources.manifest_segments(script, kind)
+        for segment in segments:
+            self._lint_segment(shown, segment, script)
+        return len(segments)
+
+    def _render_segment(self, shown, segment, script):
+        """(rendered, unset, unknown names) of a heredoc as its command receives it."""
+        text, unknown_names = segment["text"], []
+        if segment["origin"] == "terraform" or segment.get("terraform"):
+            text, unknown_names = _manifest_sources.terraform_placeholders(text)
+        if segment["origin"] == "terraform":
+            return text, {}, unknown_names
+        values, unknown = self.values_for(shown)
+        mode = _manifest_sources.envsubst_names(segment["command"])
+        if mode is not False:
+            rendered, unset = _envsubst.substitute(text, values, mode)
+            return rendered, self._known(shown, unset, unknown, segment["line"] - 1), unknown_names
+        if segment["quoted"]:
+            return text, {}, unknown_names
+        # unquoted: the shell expands it with the script's own assignments before the heredoc (not run: read)
+        before = "\n".join(script.split("\n")[:max(0, segment["line"] - 2)])
+        env, script_unknown, _missing = _shell_env.read(before, values, shown)
+        own = _render_plan.shell_names([{"command": ["sh", "-c", script]}])
+        sources = re.search(r"(?m)^\s*(?:source|\.)\s+\S", script)
+        protected = text.replace("\\$", "\0")
+        rendered, unset = _envsubst.substitute(protected, env)
+        rendered = rendered.replace("\0", "$")
+        unset = dict((n, lines) for n, lines in unset.items()
+                     if n not in own and n not in script_unknown and not sources)
+        return rendered, self._known(shown, unset, unknown, segment["line"] - 1), unknown_names
+
+    def _lint_segment(self, shown, segment, script):
+        where = "the heredoc at line %d" % (segment["line"] - 1)
+        reason = _manifest_sources.template_reason(segment["text"], segment["origin"] == "terraform")
+        if reason:
+            self.not_checked(shown, "%s is %s" % (where, reason), segment["line"])
+            return
+        rendered, unset, unknown_names = self._render_segment(shown, segment, script)
+        try:
+            docs = load_all("\n" * (segment["line"] - 1) + rendered, shown)
+        except LintError as exc:
+            self.not_checked(shown, "%s is not YAML once rendered (%s)" % (where, str(exc).split("\n")[0][:200]),
+                             segment["line"])
+            return
+        start = len(self.findings)
+        # tool configuration (a kustomization.yaml a script writes) is not a cluster object, as for files
+        self._lint_docs(shown, "%s:%d" % (shown, segment["line"] - 1), docs, unset, unknown_names)
+        if segment["column"]:
+            for item in self.findings[start:]:
+                if item.get("column"):
+                    item["column"] += segment["column"]
+
+    def _lint_docs(self, shown, prefix, docs, unset, unknown_names=()):
+        """Lint the objects of loaded documents (sources named `prefix#n Kind/name`); False when none is one."""
         objects = []
         for index, (doc, marks, first_line) in enumerate(docs, start=1):
             if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
                 for sub, item in enumerate(doc["items"]):
                     if is_k8s_object(item) and not _k8s_schema.is_tool_config(item):
                         sub_marks = dict((k[2:], v) for k, v in marks.items() if k[:2] == ("items", sub))
-                        objects.append(("%s#%d.items[%d] %s" % (shown, index, sub, object_label(item)), item,
+                        objects.append(("%s#%d.items[%d] %s" % (prefix, index, sub, object_label(item)), item,
                                         sub_marks, line_of(marks, ("items", sub), first_line)[0]))
             elif is_k8s_object(doc) and not _k8s_schema.is_tool_config(doc):
-                objects.append(("%s#%d %s" % (shown, index, object_label(doc)), doc, marks, first_line))
+                objects.append(("%s#%d %s" % (prefix, index, object_label(doc)), doc, marks, first_line))
         if not objects:
-            return  # not a manifest (a playbook, a values file, tool configuration)
-        self.files.append(shown)
+            return False  # not a manifest (a playbook, a values file, tool configuration)
+        if shown not in self.files:
+            self.files.append(shown)
         self.findings.extend(self._clobbers.pop(shown, []))
         for name, lines in unset.items():
             self.unset.setdefault(name, []).extend((shown, line) for line in lines)
         for source, doc, marks, first_line in objects:
-            self.lint_object(doc, source, file=shown, marks=marks, first_line=first_line, unset_names=list(unset))
+            self.lint_object(doc, source, file=shown, marks=marks, first_line=first_line,
+                             unset_names=list(unset) + list(unknown_names))
+        return True
 
     def finish(self):
         """Add the unset-variable findings (one per variable, every use listed); return the findings."""
         self.findings.extend(_pitfall_rules.unset_variable_findings(self.unset, self.opts))
+        for name in sorted(self.unknown):
+            uses = self.unknown[name]["uses"]
+            found = finding("unknown_value", "info", "${%s} has a value local mode cannot know (%s); files using it "
+                            "are checked with the placeholder left, at %s" % (
+                                name, self.unknown[name]["why"], ", ".join("%s:%d" % use for use in uses)),
+                            UNKNOWN_VALUE_FIX, file=uses[0][0], line=uses[0][1], path=name, actual=len(uses),
+                            expected=0, unit="uses")
+            found["uses"] = [{"file": use[0], "line": int(use[1])} for use in uses]
+            self.findings.append(found)
         return self.findings
 
 
@@ -334,7 +534,8 @@ def is_k8s_object_text(text):
     return bool(re.search(r"(?m)^apiVersion:\s*\S", text) and re.search(r"(?m)^kind:\s*\S", text))
 
 
-ROW_OF_RULE = {"schema": "local_manifests", "schema_missing": "local_manifests", "yaml": "local_manifests"}
+ROW_OF_RULE = {"schema": "local_manifests", "schema_missing": "local_manifests", "yaml": "local_manifests",
+               "not_checked": "local_manifests", "unknown_value": "local_manifests"}
 
 
 def split_by_row(findings):

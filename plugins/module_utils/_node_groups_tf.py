@@ -17,6 +17,7 @@ import re
 import textwrap
 
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
+from ansible_collections.rlstack.validation.plugins.module_utils._manifest_sources import interpolations
 from ansible_collections.rlstack.validation.plugins.module_utils._node_groups import (
     Unknown, _Object, _instance_types, _labels_map, _taint_list, from_yaml_document, node_group, parse_hcl)
 from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
@@ -100,6 +101,49 @@ def _resource_node_group(name, body, file, line):
                       taints=_taint_list(taints), managed=True)
 
 
+def _no_interpolations(text):
+    """The text with each Terraform ${...} (nested ones included) replaced by one placeholder word."""
+    parts, pos = [], 0
+    for start, end, _expression in interpolations(text):
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        alone = not text[line_start:start].strip() and not text[end:line_end if line_end >= 0 else None].strip()
+        # a whole line that is one interpolation inserts optional YAML (`${cond ? "key: v" : ""}`): left out
+        parts.extend([text[pos:start], "" if alone else "TF_PLACEHOLDER"])
+        pos = end
+    return "".join(parts + [text[pos:]])
+
+
+def _chart_node_pool(text, path, line):
+    """The Karpenter NodePool of a `karpenter-resources` Helm chart's values written as a Terraform heredoc
+    (aws-ia/terraform-aws-eks-data-addons `karpenter_resources_helm_config`, used by awslabs/data-on-eks and
+    ai-on-eks): `name`, `nodePool.labels` (a list of one-key maps), `nodePool.taints`, `nodePool.requirements`."""
+    rendered = _no_interpolations(textwrap.dedent(text))
+    try:
+        docs = load_all(rendered, path)
+    except LintError:
+        return []
+    out = []
+    for doc, _marks, first in docs:
+        pool = doc.get("nodePool") if isinstance(doc, dict) else None
+        if not isinstance(pool, dict):
+            continue
+        labels = pool.get("labels")
+        if isinstance(labels, list):
+            merged = {}
+            for item in labels:
+                if isinstance(item, dict):
+                    merged.update(item)
+            labels = merged
+        spec = {"requirements": pool.get("requirements"), "taints": pool.get("taints")}
+        nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": doc.get("name")},
+                    "spec": {"template": {"metadata": {"labels": labels or {}}, "spec": spec}}}
+        for group in from_yaml_document(nodepool, path, None, line + first):
+            group["kind"] = "Karpenter NodePool (karpenter-resources chart values)"
+            out.append(group)
+    return out
+
+
 def from_terraform(files):
     """Node groups of Terraform files: {path: text} (paths as shown in findings)."""
     parsed = {}
@@ -136,11 +180,14 @@ def from_terraform(files):
                 if isinstance(manifest[0], dict):
                     out.extend(from_yaml_document(manifest[0], path, None, manifest[1]))
         for text, line in heredocs:
+            if re.search(r"(?m)^\s*nodePool:\s*$", text):
+                out.extend(_chart_node_pool(text, path, line))
+                continue
             if "karpenter.sh/" not in text or not re.search(r"(?m)^\s*kind:\s*(NodePool|Provisioner)\b", text):
                 continue
             # Terraform interpolations become a placeholder string: a requirement's `values: ${jsonencode(...)}`
             # is then not a list, so that requirement allows any value
-            rendered = re.sub(r"\$\{[^}]*\}", "TF_PLACEHOLDER", textwrap.dedent(text))
+            rendered = _no_interpolations(textwrap.dedent(text))
             try:
                 docs = load_all(rendered, path)
             except LintError:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import shlex
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups, _profiles, _shell_syntax
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
@@ -266,6 +267,36 @@ def _rule_image_tag(ctr, opts):
     yield ("%s %s" % (ctr.title, text), ctr.path + ("image",), extra)
 
 
+# Programs that share no memory between processes: a container that runs only these (a GPU check, an idle pod)
+# needs no /dev/shm (issue 31: the nvidia-smi and sleep test pods of NVIDIA/deepops are not findings).
+CHECK_PROGRAMS = ("nvidia-smi", "sleep", "echo", "true", "printf", "env", "printenv", "hostname")
+
+
+def _only_checks(ctr, opts):
+    """True when every command the container runs is a check: one of CHECK_PROGRAMS, or a one-line `python -c`
+    program (`python -c 'import torch; print(torch.cuda.is_available())'`). An image's own entrypoint (no
+    command) is not known, so it is not a check."""
+    script = shell_script(ctr.argv(), opts["shells"])
+    try:  # a one-line script that is one command: its words as the shell reads them (quotes kept whole)
+        whole = shlex.split(script[1]) if script and "\n" not in script[1].strip() else None
+    except ValueError:
+        whole = None
+    if whole and not set(whole) & set(("&&", "||", ";", "|")) and whole[0].startswith("python"):
+        argvs, bodies = [whole], []
+    else:
+        argvs, bodies = commands_of(ctr, opts["shells"])
+    if bodies or not any(argvs):
+        return False
+    for argv in argvs:
+        program = os.path.basename(argv[0]) if argv else ""
+        if program in CHECK_PROGRAMS:
+            continue
+        if re.match(r"^python[0-9.]*$", program) and len(argv) == 3 and argv[1] == "-c" and "\n" not in argv[2]:
+            continue
+        return False
+    return True
+
+
 def _rule_dev_shm(pod, opts):
     spec = pod["spec"]
     if spec.get("hostIPC"):
@@ -277,6 +308,8 @@ def _rule_dev_shm(pod, opts):
             continue
         mounts = [m for m in ctr.data.get("volumeMounts") or []
                   if isinstance(m, dict) and str(m.get("mountPath") or "").rstrip("/") == "/dev/shm"]
+        if not mounts and _only_checks(ctr, opts):
+            continue  # needs none; a /dev/shm it does mount must still be memory-backed (it says it wants one)
         if not mounts:
             yield ("%s requests GPUs but mounts nothing at /dev/shm (the container default is 64 MiB)" % ctr.title,
                    ctr.path + ("resources",), {"actual": False, "expected": True, "op": "true"})

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _envsubst, _pitfall_rules
+from ansible_collections.rlstack.validation.plugins.module_utils import _envsubst, _pitfall_rules, _shell_env
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import finding
 
 # envsubst, then its SHELL-FORMAT in quotes (optional), then `< PATH` (optional): a call, not a mention
@@ -84,7 +84,8 @@ def plan(manifest_texts, other_texts):
             if not tail or "$" in tail:
                 continue  # `envsubst < "$MANIFEST"`: which file is not written down
             for candidate in shown:
-                if candidate == tail or candidate.endswith("/" + tail):
+                # a relative path, or the repository's checkout at an absolute path (/aws-do-ray/Container-Root/...)
+                if candidate == tail or candidate.endswith("/" + tail) or tail.endswith("/" + candidate):
                     out[candidate].append({"file": where, "line": line, "names": names})
     return out
 
@@ -142,6 +143,25 @@ def shell_names(docs):
     for doc in docs or []:
         walk(doc)
     return names
+
+
+def script_values(script, call_line, where, values):
+    """({NAME: value}, {NAME: why}) of the variables a script sets before its envsubst call at call_line (read
+    as the shell reads them, _shell_env; nothing run): they are the script's, not values the user must give.
+    Names that `values` (the user's) has are left to it."""
+    before = "\n".join(str(script).split("\n")[:max(0, call_line - 1)])
+    env, unknown, missing = _shell_env.read(before, {}, where)
+    known, unsure = {}, {}
+    for name in _script_names(before):
+        if name in values:
+            continue
+        if name in env and name not in unknown:
+            known[name] = env[name]
+        else:
+            unsure[name] = unknown.get(name) or ("%s sets it before its envsubst call at line %d" % (where, call_line))
+            if name in missing:
+                unsure[name] = "%s sets it from ${%s}, which has no value here" % (where, missing[name])
+    return known, unsure
 
 
 def _where(calls_):

@@ -79,9 +79,23 @@ options:
       - YAML files, and directories searched recursively for C(*.yml) and C(*.yaml) (hidden directories are
         skipped). Documents without C(apiVersion) and C(kind), such as Ansible playbooks, are left out.
       - A file that is not valid YAML fails its C(schema) check.
+      - A file given by name that is not called C(*.yml)/C(*.yaml) (C(job.yaml-template), C(pod.tpl), C(job.yaml.in), no
+        extension) is read when its content looks like a Kubernetes object (an C(apiVersion) and a C(kind) line);
+        when it is a Jinja or Go template, or not YAML once rendered, it is listed as C(not_checked) (info), not failed.
     type: list
     elements: path
     default: []
+  heredoc_paths:
+    description:
+      - Shell scripts and Terraform files (C(*.tf)) whose heredocs hold manifests (C(cat <<EOF | kubectl apply -f -),
+        C(kubectl apply -f - <<'EOF'), C(yaml_body = <<-YAML), a C(local-exec) command's own heredoc). Each is linted
+        at the lines of its file; a quoted delimiter is applied as written, an unquoted one as the shell expands it
+        with the script's own assignments, an C(envsubst) in its command as envsubst renders it, a Terraform
+        C(${...}) is a value known at apply time only. See C(plugins/module_utils/_manifest_sources.py).
+    type: list
+    elements: path
+    default: []
+    version_added: 1.1.0
   terraform_paths:
     description:
       - Terraform files (C(*.tf)) read for the repository's node groups (C(eks_managed_node_groups),
@@ -148,7 +162,13 @@ options:
     type: dict
     default: {}
   env_file:
-    description: A C(.env) style file (C(NAME=value), C(export NAME=value), C(#) comments) with more values.
+    description:
+      - A C(.env) file with more values, read as the shell reads it (C(export), comments, quotes, C(${A}) and
+        C(${A:-default}) expanded from earlier values); a value that needs a command (C($(...))) or a condition is
+        unknown (an C(unknown_value) note), not missing. It wins over the C(.env) files of the repository's folders.
+      - With O(base_dir), the C(.env) of each manifest's folder and of the folders above it (up to O(base_dir)) apply
+        to that manifest, read the same way; the exported variables (O(use_environment)), O(env_file) and O(values)
+        win over them.
     type: path
   use_environment:
     description:
@@ -322,7 +342,9 @@ findings:
             container: main, path: "spec.template.spec.containers[0].image",
             message: "container main of Job/train uses the tag latest ...", fix: "tag the image ..."}]
 skipped:
-  description: YAML files left out, with the reason (Helm chart templates).
+  description:
+    - Files and heredocs (C(file:line)) that look like manifests but were not checked, with the reason (Jinja, Go and
+      Helm templates, text that is not YAML once rendered); each is also a C(not_checked) note in RV(findings).
   returned: always
   type: list
   elements: dict
@@ -371,7 +393,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.rlstack.validation.plugins.module_utils import (
-    _envsubst, _k8s_schema, _node_groups, _pitfall_rules)
+    _k8s_schema, _node_groups, _pitfall_rules, _shell_env)
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
     LintError, check, finding_checks, finding_node, is_k8s_object)
 from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
@@ -390,6 +412,7 @@ def argument_spec():
         paths=dict(type="list", elements="path", default=[]),
         terraform_paths=dict(type="list", elements="path", default=[]),
         instruction_paths=dict(type="list", elements="path", default=[]),
+        heredoc_paths=dict(type="list", elements="path", default=[]),
         base_dir=dict(type="path"),
         schema=dict(type="bool", default=True),
         kubernetes_version=dict(type="str", default="1.34"),
@@ -447,17 +470,19 @@ def _inline_object(item):
     return definition
 
 
-def _values(params):
-    file_values = {}
+def _value_layers(params):
+    """(exported environment, env file values, env file unknown names, --set values)."""
+    # the module runs on the controller (local connection): os.environ is the user's exported variables
+    environ = dict(os.environ) if params["use_environment"] else {}
+    file_values, file_unknown = {}, {}
     if params["env_file"]:
         try:
-            with open(params["env_file"], "r", encoding="utf-8") as handle:
-                file_values = _envsubst.parse_env_file(handle.read(), params["env_file"])
+            with open(params["env_file"], "r", encoding="utf-8", errors="replace") as handle:
+                read, file_unknown, _missing = _shell_env.read(handle.read(), environ, params["env_file"])
         except (IOError, OSError) as exc:
             raise LintError("cannot read the env file %s: %s" % (params["env_file"], exc))
-    # the module runs on the controller (local connection): os.environ is the user's exported variables
-    environ = os.environ if params["use_environment"] else {}
-    return _envsubst.merged_values(environ, file_values, params["values"])
+        file_values = dict((k, v) for k, v in read.items() if k not in environ or environ[k] != v)
+    return environ, file_values, file_unknown, params["values"]
 
 
 def _checks(findings, documents, passing_name, rules):
@@ -485,8 +510,10 @@ def run(module):
             module.fail_json(msg=missing_required_lib("kubernetes-validate and jsonschema"), exception=str(exc))
         for note in validator.notes:
             module.warn(note)
-    linter = ManifestLinter(validator, params["pitfalls"] or {}, params["unknown_kinds"], _values(params),
+    layers = _value_layers(params)
+    linter = ManifestLinter(validator, params["pitfalls"] or {}, params["unknown_kinds"], {},
                             params["envsubst"], params["envsubst_vars"], base or "")
+    linter.set_value_layers(*layers)
     yaml_files = manifest_files(params["paths"])
     linter.read_render_plan(yaml_files, params["instruction_paths"])
     node_groups = linter.collect_node_groups(yaml_files, params["terraform_paths"])
@@ -494,6 +521,8 @@ def run(module):
         linter.lint_object(_inline_object(item), item["source"], provided_env=item.get("provided_env") or [])
     for path in yaml_files:
         linter.lint_file(path)
+    for path in params["heredoc_paths"]:
+        linter.lint_heredocs(path, "terraform" if path.endswith(".tf") else "shell")
     findings = linter.finish()
     simulator = params.get("simulator") or {}
     if simulator.get("module"):

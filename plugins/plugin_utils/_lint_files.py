@@ -15,6 +15,7 @@ import re
 import subprocess
 
 from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError, check, finding
+from ansible_collections.rlstack.validation.plugins.module_utils._manifest_sources import sniff
 from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import display_path
 
 PRUNED_DIRS = (".git", ".venv*", "venv", ".tox", ".nox", ".cache", ".collections", ".ansible", ".sim",
@@ -80,17 +81,27 @@ def lint_files(paths, exclude=(), base="", patterns=None, use_git=True):
     (tracked, or untracked and not ignored by .gitignore); elsewhere every file. Directories named in
     PRUNED_DIRS (tool state such as .git, .venv*, .collections, .ansible) are never searched, nor what
     `exclude` names (paths relative to `base`, or globs). A file given explicitly is always kept.
-    patterns: DEFAULT_PATTERNS by default; a file goes to every kind whose globs match its name.
+    patterns: DEFAULT_PATTERNS by default; a file goes to every kind whose globs match its name. A file no
+    glob matches is read by content (_manifest_sources.sniff): a Kubernetes object in a file of another name
+    (job.yaml-template, pod.tpl, job.yaml.j2, no extension) goes to 'manifest_other', a shell script without a
+    .sh name (its #! line) to 'script_other'.
     """
     patterns = patterns or DEFAULT_PATTERNS
     base = os.path.abspath(base or os.getcwd())
     out = dict((kind, []) for kind in patterns)
+    out.update(manifest_other=[], script_other=[])
 
     def classify(path):
         name = os.path.basename(path)
+        matched = False
         for kind, globs in patterns.items():
             if any(fnmatch.fnmatch(name, g) for g in globs):
                 out[kind].append(os.path.abspath(path))
+                matched = True
+        if not matched:
+            found = sniff(path)
+            if found:
+                out[found + "_other"].append(os.path.abspath(path))
 
     for path in paths or []:
         path = os.path.abspath(os.path.join(base, str(path)))
@@ -234,11 +245,28 @@ _OFFLINE = re.compile(r"(?i)(could not connect|no such host|dial tcp|i/o timeout
                       r"Failed to install provider|registry\.terraform\.io)")
 
 
-def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs):
+def terraform_init_plan(roots, first_init_runs=None):
+    """Which root modules are initialised, so that an unreachable registry is found once, not per module:
+    {'first': index of the first root without .terraform/ (-1: none), 'rest': the indexes of the others without
+    it, 'offline': why the registry could not be reached, from the first module's init result (a registered loop
+    result of one item), '' when it could or before it ran}."""
+    uninit = [i for i, root in enumerate(roots or []) if not os.path.isdir(os.path.join(str(root), ".terraform"))]
+    offline = ""
+    for run in first_init_runs or []:
+        if run.get("skipped") or run.get("rc") == 0:
+            continue
+        text = str(run.get("stderr") or "") + str(run.get("stdout") or "")
+        if _OFFLINE.search(text):
+            offline = "%s (terraform init -backend=false in %s)" % (_first_error(text), run.get("item"))
+    return {"first": uninit[0] if uninit else -1, "rest": uninit[1:], "offline": offline}
+
+
+def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs, offline=""):
     """(checks, findings, skipped) of terraform fmt -check, init -backend=false and validate -json per root
     module. The *_runs are the registered loop results (each with item, rc, stdout, stderr, or skipped);
     an init that fails because the registry cannot be reached makes that module's validate SKIPPED (in
-    `skipped`, with the reason), not FAIL."""
+    `skipped`, with the reason), not FAIL. offline (terraform_init_plan's): the registry was found unreachable
+    once, so the other modules without .terraform/ were not initialised: SKIPPED with that reason too."""
     def by_item(runs):
         out = {}
         for run in runs or []:
@@ -263,6 +291,15 @@ def terraform_checks(roots, base, fmt_runs, init_runs, validate_runs):
                                 message="not formatted: %s" % ", ".join(unformatted) if unformatted else "",
                                 hint="run terraform fmt -recursive %s" % node if unformatted else ""))
         init = init_by.get(root) or {}
+        if offline and (not init or init.get("skipped")) and not os.path.isdir(os.path.join(root, ".terraform")):
+            why = ("not initialised: the provider registry could not be reached from the first module, so no other "
+                   "module tried: %s" % offline)
+            skipped.append({"module": node, "why": why})
+            findings.append(finding("terraform_validate", "info", "%s: validate SKIPPED: %s" % (node, why),
+                                    "run terraform init in %s where the registry can be reached (or set "
+                                    "TF_PLUGIN_CACHE_DIR / a provider mirror), then run local mode again" % node,
+                                    file=node))
+            continue
         if init and not init.get("skipped") and init.get("rc") != 0:
             text = str(init.get("stderr") or "") + str(init.get("stdout") or "")
             if _OFFLINE.search(text):

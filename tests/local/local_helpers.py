@@ -117,3 +117,29 @@ def materialize_bad_set(dest):
     for path in sorted(Path(dest).rglob("*.bad")):
         path.rename(path.with_suffix(""))
     return Path(dest)
+
+
+def lint_repository(root, values=None, environ=None, env_file_text=None, validator=None):
+    """Lint a repository the way the manifest_lint module does in local mode (its files by name and by content,
+    its scripts' and Terraform's heredocs, the .env of each folder), without Ansible: the findings."""
+    # imported here: the playbook tests above need no collection on sys.path
+    from ansible_collections.rlstack.validation.plugins.module_utils import _shell_env
+    from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
+        ManifestLinter, manifest_files)
+    from ansible_collections.rlstack.validation.plugins.plugin_utils import _lint_files
+
+    root = str(root)
+    files = _lint_files.lint_files([root], (), root, use_git=False)
+    linter = ManifestLinter(validator, {}, "skip", base=root)
+    file_values, file_unknown = {}, {}
+    if env_file_text is not None:
+        file_values, file_unknown, _missing = _shell_env.read(env_file_text, {}, "--values")
+    linter.set_value_layers(environ or {}, file_values, file_unknown, values or {})
+    yaml_files = manifest_files(files["yaml"] + files["manifest_other"])
+    linter.read_render_plan(yaml_files, files["shell"] + files["docs"])
+    linter.collect_node_groups(yaml_files, files["terraform"])
+    for path in yaml_files:
+        linter.lint_file(path)
+    for path in files["shell"] + files["script_other"] + files["terraform"]:
+        linter.lint_heredocs(path, "terraform" if path.endswith(".tf") else "shell")
+    return linter.finish()

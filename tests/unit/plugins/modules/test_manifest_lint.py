@@ -96,3 +96,23 @@ def test_check_mode_is_supported(capsys):
     rc, out = run_module(capsys, {"_ansible_check_mode": True, "schema": False,
                                   "manifests": [{"source": "inline", "definition": GOOD_JOB}]})
     assert rc == 0 and out["changed"] is False
+
+
+def test_heredocs_templates_and_a_shell_env_file(capsys, tmp_path):
+    """Issue 31 through main(): heredoc_paths, a file found by content, a --values file that is a shell script
+    (export, $(...), if) and the .env of the manifest's folder."""
+    (tmp_path / "deploy").mkdir()
+    script = tmp_path / "deploy" / "launch.sh"
+    script.write_text("#!/bin/bash\ncat <<EOF | kubectl apply -f -\napiVersion: v1\nkind: Pod\nmetadata:\n"
+                      "  name: p\nspec:\n  containers:\n    - name: c\n      image: ${IMAGE}\nEOF\n")
+    template = tmp_path / "deploy" / "pod.yaml-template"
+    template.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ name }}\nspec: {}\n")
+    (tmp_path / "deploy" / ".env").write_text("export IMAGE=repo/img:$(git rev-parse HEAD)\n")
+    values = tmp_path / "values.env"
+    values.write_text("source ./lib.sh\nexport NS=team\nif [ -n \"$X\" ]; then\n  export TAG=v2\nfi\n")
+    rc, out = run_module(capsys, {"schema": False, "paths": [str(template)], "heredoc_paths": [str(script)],
+                                  "base_dir": str(tmp_path), "env_file": str(values)})
+    assert rc == 0, out
+    found = sorted((f["rule"], f["file"], f["line"]) for f in out["findings"])
+    assert found == [("not_checked", "deploy/pod.yaml-template", 0), ("unknown_value", "deploy/launch.sh", 10)]
+    assert out["skipped"][0]["file"] == "deploy/pod.yaml-template"

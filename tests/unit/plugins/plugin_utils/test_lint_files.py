@@ -29,11 +29,26 @@ def test_lint_files_walk_prunes_and_excludes(tmp_path):
     rel = dict((k, sorted(os.path.relpath(f, str(tmp_path)) for f in v)) for k, v in found.items())
     assert rel == {"shell": ["lib.bash", "run.sh"],
                    "yaml": [os.path.join(".github", "workflows", "ci.yml"), "conf.yml"],
-                   "terraform": [], "kustomization": [], "docs": []}
+                   "terraform": [], "kustomization": [], "docs": [], "manifest_other": [], "script_other": []}
     explicit = p.lint_files([str(tmp_path / "skip" / "me.sh")], ["skip"], str(tmp_path), use_git=False)
     assert explicit["shell"] == [str(tmp_path / "skip" / "me.sh")]
     with pytest.raises(LintError):
         p.lint_files([str(tmp_path / "nope")])
+
+
+def test_lint_files_finds_manifests_and_scripts_by_content(tmp_path):
+    """Issue 31: a manifest is found by what it holds whatever the file is called; a script by its #! line."""
+    job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\n"
+    files = {"job.yaml-template": job, "pod.tpl": job, "job.yaml.j2": job, "job.yaml.in": job, "Jobfile": job,
+             "notes.txt": "kind words, no manifest\n", "run": "#!/usr/bin/env bash\necho hi\n",
+             "train.py": '"""\n' + job + '"""\n', "README.md": job, "blob.bin": job}
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "binary.tpl").write_bytes(b"apiVersion: v1\nkind: Pod\n\0")
+    found = p.lint_files([str(tmp_path)], [], str(tmp_path), use_git=False)
+    rel = dict((k, sorted(os.path.basename(f) for f in v)) for k, v in found.items())
+    assert rel["manifest_other"] == ["Jobfile", "job.yaml-template", "job.yaml.in", "job.yaml.j2", "pod.tpl"]
+    assert rel["script_other"] == ["run"]
 
 
 def test_lint_files_uses_gitignore(tmp_path):
@@ -164,3 +179,31 @@ def test_terraform_offline_init_is_skipped_not_failed(tmp_path):
         assert [f["severity"] for f in findings if f["rule"] == "terraform_validate"] == ["info"]
     else:
         assert "terraform_validate" in [c["name"] for c in checks]
+
+
+def test_terraform_offline_is_detected_once(tmp_path):
+    """Issue 31: with no registry, the first module's init fails once; the other modules are not initialised
+    (no failing init each) and their validate is SKIPPED with that one reason. The init output is terraform
+    1.x's own error for an unreachable registry (as the real-terraform test above gets on this machine)."""
+    roots = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        roots.append(str(tmp_path / name))
+    (tmp_path / "c" / ".terraform").mkdir()  # already initialised: validated in place
+    plan = p.terraform_init_plan(roots)
+    assert plan == {"first": 0, "rest": [1], "offline": ""}
+    error = ("\nError: Failed to query available provider packages\n\nCould not retrieve the list of available "
+             "versions for provider hashicorp/aws: could not connect to registry.terraform.io\n")
+    first = [{"item": roots[0], "rc": 1, "stdout": "", "stderr": error}]
+    plan = p.terraform_init_plan(roots, first)
+    assert plan["first"] == 0 and "Failed to query available provider packages" in plan["offline"]
+    assert roots[0] in plan["offline"]
+    rest = [{"item": r, "skipped": True} for r in roots]
+    validate = [{"item": roots[0], "skipped": True}, {"item": roots[1], "skipped": True},
+                {"item": roots[2], "rc": 0, "stdout": '{"valid": true, "diagnostics": []}'}]
+    checks, findings, skipped = p.terraform_checks(roots, str(tmp_path), [], rest + first, validate, plan["offline"])
+    assert [s["module"] for s in skipped] == ["a", "b"]
+    assert "could not download providers" in skipped[0]["why"] and "no other module tried" in skipped[1]["why"]
+    assert [(c["name"], c["node"]) for c in checks] == [("terraform_validate", "c")]
+    assert [f["severity"] for f in findings] == ["info", "info"]
+    assert p.terraform_init_plan(roots, [{"item": roots[0], "rc": 0}])["offline"] == ""
