@@ -100,7 +100,7 @@ def phase0_gate(records, mode, plan, selected_ids, nodes, image, threshold_usd=2
         level_id = str(item.get("id") or "").split("/", 1)[0]
         if item.get("selected", True) and level_id in _gate.GATED_LEVELS and level_id in chosen \
                 and level_id not in levels:
-            if level_id == "l3_multi_gpu" and len(nodes) < 2:
+            if level_id in _gate.GATED_MULTI_NODE and len(nodes) < 2:
                 continue  # L3 on one node never crosses the network
             levels.append(level_id)
     types = sorted(set(str(n.get("instance_type") or "") for n in nodes) - {""})

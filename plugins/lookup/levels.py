@@ -15,8 +15,11 @@ description:
   - Returns the level registry of C(plugins/module_utils/_levels.py), the one list of the levels that the
     runner, the plan, the report, the AWX surveys, C(validate.sh) and local mode read or are tested against.
   - Each level is a dict with C(id), C(level), C(name), C(order), C(tags), C(skip_to), C(kind), C(probe),
-    C(per_example), C(local), C(only_when_enabled) and, for a level that runs ahead of its place (Phase 0 runs
-    before L3), C(runs_before); C(docs/architecture.md) describes them.
+    C(per_example), C(local), C(only_when_enabled), C(runs_before) (a level that runs ahead of its place, Phase 0
+    runs before L3) and the fields the runner decides by instead of a level's id (C(example_needs),
+    C(judge_without_targets), C(cluster_reads), C(after_probe), C(preflight), C(isolate_from),
+    C(opens_phase0_gate), C(phase0_gated)), each filled with its default where a row leaves it out;
+    C(plugins/module_utils/_levels.py) and C(docs/architecture.md) describe them.
 options:
   _terms:
     description: Level ids to return (a row id such as V(l5_training_step/libero) names its level); none returns every level.

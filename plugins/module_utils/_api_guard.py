@@ -15,13 +15,19 @@ through roles/runner/files/api_guard/sitecustomize.py (docs/reliability.md).
 
 Standard library only at import time; the kubernetes client is patched when it is imported.
 
-Settings (environment of the module, set by validate.yml from validation_api_*):
-  RLSTACK_API_TIMEOUT_S          total bound of one call, retries included (default 40)
+Settings (environment of the module, set by playbooks/vars/api_bounds.yml from validation_api_*):
+  RLSTACK_API_RUN_TIMEOUT_S      validation_api_timeout_s: how long an unreachable or stalled API server may
+                                 hold the run. One call retries for call_bound_s() of it, and a mark of a
+                                 server that did not answer stays fresh that long (a later one is from an
+                                 earlier run). Unset: RUN_TIMEOUT_DEFAULT_S, the argument spec's default
+                                 (roles/runner/meta/argument_specs.yml; a unit test keeps them equal)
+  RLSTACK_API_TIMEOUT_S          total bound of one call, retries included (overrides call_bound_s(); tests)
   RLSTACK_API_CONNECT_TIMEOUT_S  connect timeout of one attempt (default 5)
   RLSTACK_API_READ_TIMEOUT_S     read timeout of one attempt (default 15)
   RLSTACK_API_STATE              a file that records an unreachable server across tasks (optional): while
-                                 it is fresh a call fails at once with the recorded sentence
-  RLSTACK_API_STATE_TTL_S        a mark older than this is ignored (left by an earlier run; default 60)
+                                 it is fresh a call fails at once with the recorded sentence; the record says
+                                 until when it is fresh (`until`), for the tasks that report it
+  RLSTACK_API_STATE_TTL_S        how long a mark stays fresh (overrides the run's bound; tests)
   RLSTACK_CLUSTER                the cluster's name in the inventory, for the message
 """
 
@@ -36,7 +42,21 @@ import socket
 import sys
 import time
 
-DEFAULTS = {"total_s": 40.0, "connect_s": 5.0, "read_s": 15.0, "state_ttl_s": 60.0}
+RUN_TIMEOUT_DEFAULT_S = 60.0
+# What follows a call that gave up (rescue, verdict, report) within the run's bound: 14 to 21 s measured on
+# the 2-core build machine, where two thirds of 60 s (40 s) once ended a stalled run after 60.6 s.
+AFTER_FAILED_CALL_S = 25.0
+
+
+def call_bound_s(run_timeout_s):
+    """How long one call may retry within the run's bound: all of it but AFTER_FAILED_CALL_S, and at least half
+    of it (35 s of 60)."""
+    run_timeout_s = float(run_timeout_s)
+    return float(max(run_timeout_s - AFTER_FAILED_CALL_S, -(-run_timeout_s // 2)))
+
+
+DEFAULTS = {"total_s": call_bound_s(RUN_TIMEOUT_DEFAULT_S), "connect_s": 5.0, "read_s": 15.0,
+            "state_ttl_s": RUN_TIMEOUT_DEFAULT_S}
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 5.0
 TRANSIENT_STATUS = {429: "HTTP 429 (too many requests)", 500: "HTTP 500", 502: "HTTP 502", 503: "HTTP 503",
@@ -78,9 +98,13 @@ class Bounds:
                 return None
             return value if value > 0 else None
 
-        return cls(number("RLSTACK_API_TIMEOUT_S"), number("RLSTACK_API_CONNECT_TIMEOUT_S"),
-                   number("RLSTACK_API_READ_TIMEOUT_S"), env.get("RLSTACK_API_STATE", ""),
-                   env.get("RLSTACK_CLUSTER", ""), number("RLSTACK_API_STATE_TTL_S"))
+        run_s = number("RLSTACK_API_RUN_TIMEOUT_S")
+        total_s = number("RLSTACK_API_TIMEOUT_S")
+        ttl_s = number("RLSTACK_API_STATE_TTL_S")
+        return cls(total_s if total_s is not None else (call_bound_s(run_s) if run_s is not None else None),
+                   number("RLSTACK_API_CONNECT_TIMEOUT_S"), number("RLSTACK_API_READ_TIMEOUT_S"),
+                   env.get("RLSTACK_API_STATE", ""), env.get("RLSTACK_CLUSTER", ""),
+                   ttl_s if ttl_s is not None else run_s)
 
 
 def _chain(exc):
@@ -189,12 +213,13 @@ def _recorded_message(path):
         return ""
 
 
-def _mark(path, message):
+def _mark(path, message, ttl_s=DEFAULTS["state_ttl_s"]):
     if not path:
         return
+    now = time.time()
     try:
         with open(path, "w") as handle:
-            json.dump({"since": time.time(), "message": message}, handle)
+            json.dump({"since": now, "until": now + float(ttl_s), "message": message}, handle)
     except OSError:
         pass
 
@@ -243,7 +268,7 @@ def bounded_call(send, method, url, bounds, clock=time.monotonic, sleep=time.sle
                 if found[0] == "status":
                     raise
                 message = unreachable_message(bounds.cluster, method, url, spent, attempts, found[1])
-                _mark(bounds.state_file, message)
+                _mark(bounds.state_file, message, bounds.state_ttl_s)
                 raise APIUnreachableError(message, found[1]) from None
             sleep(wait)
             delay = min(BACKOFF_MAX_S, delay * 2)

@@ -23,9 +23,13 @@ from __future__ import annotations
 import datetime
 import re
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels
+
 MODES = ("fail", "warn", "off")
-# The levels that need many expensive nodes at once (level ids of the plan).
-GATED_LEVELS = ("l3_multi_gpu", "l5_training_step", "l6_evaluation")
+# The levels that need many expensive nodes at once (level ids of the plan): the registry's phase0_gated.
+GATED_LEVELS = tuple(level["id"] for level in _levels.levels() if level["phase0_gated"])
+# Those gated only when they span two nodes or more (L3: one node never crosses the network).
+GATED_MULTI_NODE = tuple(level["id"] for level in _levels.levels() if level["phase0_gated"] == "multi_node")
 MATCHED = (
     ("nccl", "NCCL"),
     ("aws_ofi_nccl", "aws-ofi-nccl"),
@@ -48,7 +52,11 @@ def _age_text(seconds):
 
 
 def _level_of(level_id):
-    return {"l3_multi_gpu": "L3 multi-node", "l5_training_step": "L5", "l6_evaluation": "L6"}.get(level_id, level_id)
+    try:
+        level = _levels.by_id(level_id)
+    except KeyError:
+        return level_id
+    return level["level"] + (" multi-node" if level["phase0_gated"] == "multi_node" else "")
 
 
 def _version(value):

@@ -25,6 +25,25 @@ Fields of a level:
   runs_before  the level that it runs right before (None: its place in this list). Phase 0 runs before L3, the
             first level that needs many expensive nodes, so that its pass or failure decides whether they are
             used (docs/phase0.md); its row, tags and number stay L3.5 (from_l3 still selects it).
+What the runner decides by these fields (never by a level's id; tests/unit/plugins/module_utils/test_levels.py
+greps the runner's task files and _plan.py for ids):
+  example_needs  (per_example levels) the key an example of validation_examples must set to get a row here
+            (L6: evaluation), else None: every example
+  judge_without_targets  the level's judge.yml runs even when no node matched (L0 judges the cluster itself)
+  preflight the runner's plan runs roles/<id>/tasks/preflight.yml before anything is created, when the plan
+            runs the level (L3: can the cluster run its launcher)
+  isolate_from  a failed multi-node NCCL result of the level is where bad-node isolation starts (roles/isolate);
+            'instance_type': its command narrows the nodes to the instance type the level ran on (Phase 0 runs
+            on the cheap nodes), 'all': every GPU node; None: the level offers no isolation
+  opens_phase0_gate  the level's pass in this run opens the Phase 0 gate (docs/phase0.md)
+  cluster_reads  (kind probe) the role's task file that reads the cluster before the probe (L0: cluster.yml), run
+            with the kubernetes transport only, else None
+  after_probe  (kind probe) the role's task file that gathers the rest of the evidence after the probe (L1: the
+            image's stack, fingerprint.yml; L3: nccl-tests across nodes, evidence.yml), else None
+  phase0_gated  the Phase 0 gate keeps the level from starting on expensive nodes without a Phase 0 pass:
+            'always' (L5, L6), 'multi_node' (L3: only with two nodes or more, one never crosses the network), None
+Every level has every field (LEVEL_DEFAULTS fills what a row leaves out); the runner defaults one only where
+a row of the results is no level (the Phase 0 gate, the baseline, the bad nodes).
 """
 
 from __future__ import annotations
@@ -34,29 +53,39 @@ import copy
 LEVELS = (
     {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0, "tags": ["l0", "dcgm"], "skip_to": "0",
      "kind": "probe", "probe": "probe_node.py", "per_example": False, "local": ["probe_pod"],
-     "only_when_enabled": False},
+     "only_when_enabled": False, "judge_without_targets": True, "cluster_reads": "cluster.yml"},
     {"id": "l1_runtime", "level": "L1", "name": "Runtime", "order": 1, "tags": ["l1"], "skip_to": "1",
      "kind": "probe", "probe": "probe_runtime.py", "per_example": False, "local": ["probe_pod"],
-     "only_when_enabled": False},
+     "only_when_enabled": False, "after_probe": "fingerprint.yml"},
     {"id": "l2_single_gpu", "level": "L2", "name": "Single GPU", "order": 2, "tags": ["l2"], "skip_to": "2",
      "kind": "probe", "probe": "probe_model.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
     {"id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU / NCCL", "order": 3, "tags": ["l3"], "skip_to": "3",
      "kind": "probe", "probe": "probe_multigpu.py", "per_example": False, "local": ["probe_pod", "mpijob"],
-     "only_when_enabled": False},
+     "only_when_enabled": False, "preflight": True, "isolate_from": "all", "phase0_gated": "multi_node",
+     "after_probe": "evidence.yml"},
     {"id": "phase0_efa", "level": "L3.5", "name": "Phase 0 EFA", "order": 3.5, "tags": ["phase0", "l3_5"],
      "skip_to": "3.5", "kind": "mpijob", "probe": None, "per_example": False, "local": ["mpijob"],
-     "only_when_enabled": True, "runs_before": "l3_multi_gpu"},
+     "only_when_enabled": True, "runs_before": "l3_multi_gpu", "isolate_from": "instance_type",
+     "opens_phase0_gate": True},
     {"id": "l4_rollout", "level": "L4", "name": "Rollout", "order": 4, "tags": ["l4"], "skip_to": "4",
      "kind": "probe", "probe": "probe_sim_import.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
     {"id": "l5_training_step", "level": "L5", "name": "Training step", "order": 5, "tags": ["l5"], "skip_to": "5",
-     "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False},
+     "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False,
+     "phase0_gated": "always"},
     {"id": "l6_evaluation", "level": "L6", "name": "Evaluation", "order": 6, "tags": ["l6"], "skip_to": "6",
-     "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False},
+     "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False,
+     "example_needs": "evaluation", "phase0_gated": "always"},
 )
 
 KINDS = ("probe", "jobs", "mpijob")
+
+# What a row that leaves a field out means (levels() and by_id() return every row with all of them).
+LEVEL_DEFAULTS = {"probe": None, "per_example": False, "only_when_enabled": False, "runs_before": None,
+                  "example_needs": None, "judge_without_targets": False, "preflight": False, "isolate_from": None,
+                  "opens_phase0_gate": False, "phase0_gated": None, "cluster_reads": None,
+                  "after_probe": None}
 
 # Roles playbooks/validate.yml runs that are not levels: they name bad nodes rather than judge the stack,
 # have no row in the results table and no place in the run order (docs/isolation.md). Their settings are
@@ -76,9 +105,13 @@ def diagnostic_ids():
     return [d["id"] for d in DIAGNOSTICS]
 
 
+def _full(level):
+    return dict(copy.deepcopy(LEVEL_DEFAULTS), **copy.deepcopy(level))
+
+
 def levels():
-    """A copy of the registry (callers may change what they get)."""
-    return copy.deepcopy(list(LEVELS))
+    """A copy of the registry, every field filled (callers may change what they get)."""
+    return [_full(level) for level in LEVELS]
 
 
 def ids():
@@ -95,7 +128,7 @@ def by_id(level_id):
     base = str(level_id).partition("/")[0]
     for level in LEVELS:
         if level["id"] == base:
-            return copy.deepcopy(level)
+            return _full(level)
     raise KeyError("%r is not a level; the levels are %s" % (level_id, ", ".join(ids())))
 
 

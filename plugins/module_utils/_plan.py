@@ -74,8 +74,8 @@ def survey_selection(levels, chosen_levels=None, skip_to=None):
 
 
 def build_plan(levels, examples, run_tags, skip_tags, phase0_enabled=False, example_filter="", survey_tags=None):
-    """Rows of the run in order. L5 and L6 have one row per example (L6 only for examples with an
-    evaluation); `example_filter` keeps one example (validate.sh --example); `survey_tags` (from
+    """Rows of the run in order. A level with per_example (L5, L6) has one row per example (only the examples
+    that set its example_needs: L6, those with an evaluation); `example_filter` keeps one example (validate.sh --example); `survey_tags` (from
     survey_selection) narrow what the job tags select."""
     rows = []
     wanted = [e for e in (examples or []) if not example_filter or e.get("name") == example_filter]
@@ -85,13 +85,15 @@ def build_plan(levels, examples, run_tags, skip_tags, phase0_enabled=False, exam
         if selected and survey_tags:
             selected = tag_selected(tags, survey_tags, [])
         reason = "" if selected else "not selected by --tags/--skip-tags"
-        if level["id"] == "phase0_efa" and selected and not phase0_enabled \
-                and not (set(run_tags or []) | set(survey_tags or [])) & {"phase0", "l3_5"}:
+        # a level that runs only when enabled (Phase 0: validation_phase0_enabled) or asked for by its own tags
+        if level.get("only_when_enabled") and selected and not phase0_enabled \
+                and not (set(run_tags or []) | set(survey_tags or [])) & set(level.get("tags") or []):
             selected, reason = False, "Phase 0 is not enabled for this inventory (validation_phase0_enabled)"
         base = {"level": level["level"], "name": level["name"], "order": float(level["order"]),
                 "selected": selected, "reason": reason, "tags": tags}
-        if level["id"] in ("l5_training_step", "l6_evaluation"):
-            per = [e for e in wanted if level["id"] == "l5_training_step" or e.get("evaluation")]
+        if level.get("per_example"):
+            needs = level.get("example_needs")
+            per = [e for e in wanted if not needs or e.get(needs)]
             if not per:
                 rows.append(dict(base, id=level["id"], selected=False,
                                  reason="no example configured (validation_examples)"

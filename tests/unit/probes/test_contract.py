@@ -204,10 +204,10 @@ def test_the_runner_ships_probe_common_with_every_probe():
     assert os.path.isfile(os.path.join(ROOT, "roles", "runner", "files", "probe_common.py"))
     configmap = _task("probe_kubernetes.yml", "Ship the probe")["kubernetes.core.k8s"]["definition"]["data"]
     assert "'probe_common.py': lookup('ansible.builtin.file', 'probe_common.py')" in configmap
-    assert "_runner_probe_file: lookup('ansible.builtin.file', runner_probe_script)" in configmap
+    assert "_runner_probe_file: lookup('ansible.builtin.file', runner_probe.script)" in configmap
     copy = _task("probe_host.yml", "Copy the probe")
     assert copy["ansible.builtin.copy"]["dest"] == "{{ _runner_host_dir.path }}/{{ item | basename }}"
-    assert copy["loop"] == ["{{ runner_probe_script }}", "probe_common.py"]
+    assert copy["loop"] == ["{{ runner_probe.script }}", "probe_common.py"]
 
 
 @pytest.mark.parametrize("name", sorted(PROBES) + ["probe_common"])

@@ -219,3 +219,18 @@ def test_an_rbac_denial_names_the_missing_permission():
     assert guard.forbidden_sentence(namespaced).startswith("forbidden: needs list on pods in namespace %s (" % namespace)
     assert guard.forbidden_sentence(cluster).startswith("forbidden: needs list on nodes at the cluster scope (")
     assert guard.forbidden_sentence("pods is forbidden: exceeded quota") is None
+
+
+def test_the_call_bound_comes_from_the_runs_bound():
+    """One number, validation_api_timeout_s (its default in the runner's argument spec), gives each call's bound
+    and the record's freshness: 35 s of the default 60 (the playbook used to compute 35 while the guard's own
+    default said 40)."""
+    import yaml
+    spec = yaml.safe_load((Path(__file__).resolve().parents[4] / "roles/runner/meta/argument_specs.yml").read_text())
+    default = next(entry["options"]["validation_api_timeout_s"]["default"] for entry in spec["argument_specs"].values()
+                   if "validation_api_timeout_s" in entry.get("options", {}))
+    assert guard.RUN_TIMEOUT_DEFAULT_S == default
+    assert guard.DEFAULTS["total_s"] == guard.call_bound_s(default) == 35
+    assert guard.call_bound_s(20) == 10 and guard.call_bound_s(100) == 75
+    bounds = guard.Bounds.from_env({"RLSTACK_API_RUN_TIMEOUT_S": "100"})
+    assert (bounds.total_s, bounds.state_ttl_s) == (75.0, 100.0)
