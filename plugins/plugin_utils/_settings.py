@@ -93,7 +93,7 @@ def allowed(name, spec):
     """What the setting may be, as the end of a sentence ("an integer from 1 to 604800")."""
     kind = spec.get("type") or "raw"
     if spec.get("choices") is not None:
-        return "one of %s" % ", ".join(json.dumps(c) if c == "" else str(c) for c in spec["choices"])
+        return "one of %s" % ", ".join(json.dumps(c) if c == "" else str(c) for c in spec["choices"] if c is not None)
     words = {"str": "a string", "path": "a path (a string)", "bool": "true or false", "dict": "a dict (a mapping)",
              "raw": "any value", "int": "an integer", "float": "a number"}
     if kind == "list":

@@ -168,3 +168,13 @@ def test_an_empty_awx_survey_answer_read_back_as_null_means_not_set():
     """AWX 24.6.1 writes an empty survey answer as !unsafe '', which ansible-core 2.19 reads back as null."""
     assert _settings.check("validation_example", None, EVERY["validation_example"]) is None
     assert _settings.check("validation_example", "", EVERY["validation_example"]) is None
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in EVERY.items()
+                                        if s.get("default") in ("", None) and not s.get("required")))
+def test_a_null_answer_is_not_set_for_ansible_too(name):
+    # AWX's empty survey answer reaches the play as null: our check reads it as "not set", and the role's
+    # argument spec must not refuse it either (found by the property above, validation_skip_to=None)
+    spec = dict((k, v) for k, v in EVERY[name].items() if k != "default")
+    assert _settings.check(name, None, EVERY[name]) is None
+    assert not ArgumentSpecValidator({name: spec}).validate({name: None}).error_messages
