@@ -136,6 +136,8 @@ def test_a_run_killed_with_its_watchdog_leaves_nothing_within_30_s(core, batch, 
 # --------------------------------------------------------------------------- the API server
 
 @pytest.mark.sim  # in the quick subset (-m 'faults and sim')
+# its 60 s bound is wall-clock: 42 to 58 s alone, 65 s beside the other sim tests on a loaded machine (2026-12-05)
+@pytest.mark.alone
 def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
         core, batch, custom, tmp_path, runs, paused):
     run = faultkit.Run(tmp_path, "l5", FAST)
