@@ -53,7 +53,7 @@ def run_once(checkout, repo, report_dir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--before", required=True, help="collection checkout to compare against")
     parser.add_argument("--after", default=REPO, help="collection checkout measured (default: this one)")
     parser.add_argument("--repeat", type=int, default=3)

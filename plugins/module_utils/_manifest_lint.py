@@ -418,7 +418,7 @@ class ManifestLinter:
             if match:
                 line = int(match.group(1))
             if not by_name:
-                self.not_checked(shown, "it is not YAML once rendered (%s)" % str(exc).split("\n")[0][:200], line)
+                self.not_checked(shown, "it is not YAML once rendered (%s)" % str(exc).split("\n", maxsplit=1)[0][:200], line)
             elif is_k8s_object_text(rendered):
                 self.files.append(shown)
                 self.findings.append(finding("yaml", "error", str(exc), YAML_FIX, file=shown, line=line,
@@ -479,7 +479,7 @@ class ManifestLinter:
         try:
             docs = load_all("\n" * (segment["line"] - 1) + rendered, shown)
         except LintError as exc:
-            self.not_checked(shown, "%s is not YAML once rendered (%s)" % (where, str(exc).split("\n")[0][:200]),
+            self.not_checked(shown, "%s is not YAML once rendered (%s)" % (where, str(exc).split("\n", maxsplit=1)[0][:200]),
                              segment["line"])
             return
         start = len(self.findings)
