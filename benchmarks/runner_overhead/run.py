@@ -153,7 +153,7 @@ def bare_loop(core, bodies, timeout=60):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--label", default="", help="what this run measures (e.g. before/after a change)")
     parser.add_argument("--repeat", type=int, default=3, help="bare loops per level (the median counts)")
@@ -214,7 +214,7 @@ def summarize(args, kubeconfig, pods_seen, records, playbook, report_dir):
                                                      and o.get("controller") for o in
                                                      p["body"]["metadata"].get("ownerReferences") or [])]
         if bodies:
-            times = [bare_loop(core, bodies) for _ in range(args.repeat)]
+            times = [bare_loop(core, bodies) for _attempt in range(args.repeat)]
             good = [t for t in times if t is not None]
             if good:
                 row["bare_s"] = round(statistics.median(good), 2)
