@@ -32,10 +32,13 @@ import (
 )
 
 var commands = map[string]func(){
-	"kwok":         func() { kwokMain(kwokcmd.NewCommand) },
-	"kwokctl":      func() { kwokMain(kwokctlcmd.NewCommand) },
-	"etcd":         func() { etcdmain.Main(os.Args) },
-	"mpi-operator": mpiOperatorMain,
+	"kwok": func() { kwokMain(kwokcmd.NewCommand) },
+	// kwokctl's binary runtime links the configured kwok binary into the cluster's bin folder as
+	// kwok-controller and runs it by that name (kwok v0.8.0 pkg/consts ComponentKwokController).
+	"kwok-controller": func() { kwokMain(kwokcmd.NewCommand) },
+	"kwokctl":         func() { kwokMain(kwokctlcmd.NewCommand) },
+	"etcd":            func() { etcdmain.Main(os.Args) },
+	"mpi-operator":    mpiOperatorMain,
 }
 
 func main() {

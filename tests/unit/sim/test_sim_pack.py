@@ -36,7 +36,8 @@ def test_each_program_dispatches_on_the_components_build_sh_links_to_it():
     for program, var in (("k8s", "K8S_COMPONENTS"), ("kwok", "KWOK_COMPONENTS")):
         main = (SIM / "multicall" / program / "main.go").read_text()
         table = re.search(r"var commands = map\[string\][^{]*\{(.*?)\n\}", main, re.S).group(1)
-        assert set(re.findall(r'^\s+"([a-z-]+)":', table, re.M)) == set(
+        # kwok-controller: the name kwokctl's binary runtime runs kwok by (its copy in the cluster's bin folder)
+        assert set(re.findall(r'^\s+"([a-z-]+)":', table, re.M)) - {"kwok-controller"} == set(
             re.search(rf'^{var}="([^"]+)"', text, re.M).group(1).split())
 
 
