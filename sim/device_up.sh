@@ -8,7 +8,8 @@
 #   SIM_DEVICE_WHEELS       a folder of wheels to install first (--no-index --no-deps) into python3's own
 #                           environment, so the pods' python3 has them too (ansible-core, kubernetes, trl, ...)
 #   SIM_DEVICE_COLLECTIONS  a folder holding ansible_collections/ (kubernetes.core), linked into .collections/
-#   SIM_DEVICE_ROOT         where the archive is unpacked (default /tmp/rlstack-sim-device)
+#   SIM_DEVICE_ROOT         where the archive is unpacked (default /var/tmp/rlstack-sim-device: not under /tmp,
+#                           which each exec-mode pod has of its own, so what is there is invisible to pods)
 # Stop it with `python3 sim/simctl.py down`: its processes run in sessions of their own (as with `make sim-up`),
 # so a caller that must leave nothing behind runs down on exit (tests/gpu/run_k8s_exec_on_gpu.sh does).
 set -euo pipefail
@@ -17,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/sim/lib.sh"
 pack=${1:?usage: sim/device_up.sh PACK.tar.xz [simctl.py up arguments]}; shift
 [ $# -gt 0 ] || set -- --exec host --nodes 1
-dest=${SIM_DEVICE_ROOT:-/tmp/rlstack-sim-device}
+dest=${SIM_DEVICE_ROOT:-/var/tmp/rlstack-sim-device}
 [ -f "$pack" ] || die "no archive at $pack: make it with \`make sim-pack\` where Go is installed"
 step "unpacking $pack into $dest"
 mkdir -p "$dest"

@@ -12,10 +12,13 @@ set -uo pipefail
 out=${1:?output directory}; pack=${2:?sim pack}; parts=${3:-a,b,c,d}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
+# Each exec-mode pod has a /tmp of its own (sim/README.md, "Exec mode"): the scripts and folders its commands name
+# (tests/frameworks/, tests/gpu/fake_sims, LIBERO) must lie outside /tmp to be seen there.
+case $root/ in /tmp/*) echo "run_k8s_exec_on_gpu.sh: this checkout is under /tmp ($root), which the pods do not see; unpack it elsewhere (e.g. /var/tmp)" >&2; exit 2 ;; esac
 mkdir -p "$out"
 export ANSIBLE_CONFIG=$root/ansible.cfg LANG=C.UTF-8 LC_ALL=C.UTF-8 PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 HF_HUB_OFFLINE=1
-export SIM_DEVICE_ROOT=${SIM_DEVICE_ROOT:-/tmp/rlstack-sim-device}
+export SIM_DEVICE_ROOT=${SIM_DEVICE_ROOT:-/var/tmp/rlstack-sim-device}
 down_all() { .venv/bin/python sim/simctl.py down >/dev/null 2>&1 || true; }
 trap down_all EXIT
 t0=$(date +%s)
