@@ -11,7 +11,7 @@ INVENTORY ?= inventories/sim
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-up sim-down \
+.PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-pack sim-up sim-down \
         sim-status sim-scenario sim-exec-deps bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate \
         awx-up awx-down awx-status test-awx terminal
 
@@ -19,6 +19,7 @@ help:
 	@echo "make demo     validate the built-in simulated EKS cluster and print the results table"
 	@echo "make test     run every test (lint, sanity, unit, simulated cluster, molecule)"
 	@echo "make test-isolate   every bad-node isolation case on simulated clusters of 8, 16 and 64 nodes"
+	@echo "make sim-pack   the sim as one xz archive for a machine without Go (sim/device_up.sh starts it there)"
 	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] [SIM_EXEC=replay|host] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
 	@echo "make awx-up | awx-down | awx-status   a real AWX 24.6.1 on this machine; make test-awx   the collection on it"
 
@@ -36,6 +37,12 @@ $(VENV)/.installed: requirements.txt test-requirements.txt
 
 sim-build:
 	bash sim/build.sh
+
+# One xz archive of the simulated cluster for a machine without Go or a network (the GPU machine): the two
+# multi-call programs and the module files simctl.py reads. sim/device_up.sh starts it there (sim/README.md).
+SIM_PACK ?= .cache/sim-pack/rlstack-sim-pack.tar.xz
+sim-pack:
+	bash sim/pack.sh $(SIM_PACK)
 
 # The real LIBERO 0.1.1 (its sdist, pure Python; libero.libero needs only PyYAML) that the exec-mode sim test
 # imports in its pods (tests/sim/test_sim_exec_host.py, sim/README.md "Exec mode"): about 3 MB, a few seconds.

@@ -17,7 +17,18 @@ log "binary cache: $bin"
 K=$SIM_K8S_VERSION
 MINOR=${K#1.}; MINOR=${MINOR%%.*}
 
-build_kubernetes() {
+# Two multi-call programs instead of nine binaries (sim/multicall/, docs/performance.md): each component is a
+# symlink to the program that holds it, which picks the component by the name it is run as. Two, not one,
+# because kwok v0.8.0 needs the Kubernetes libraries at v0.36 while the control plane is built from
+# k8s.io/kubernetes' own staging modules (v0.34), and one Go program has one version of each library.
+K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
+KWOK_COMPONENTS="kwok kwokctl etcd mpi-operator"
+
+multicall_src() {  # dir: the program's main.go and the shared dispatch
+  cp "$here/multicall/$1/main.go" "$here/multicall/dispatch.go" .
+}
+
+build_k8s_multicall() {
   local w; w=$(mktemp -d); trap 'rm -rf "$w"' RETURN
   cd "$w"
   go mod init simk8s-build >/dev/null 2>&1
@@ -37,55 +48,46 @@ build_kubernetes() {
     ldf+=" -X $p.gitVersion=v$K -X $p.gitMajor=1 -X $p.gitMinor=$MINOR"
     ldf+=" -X $p.gitTreeState=clean -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=$date"
   done
-  local c
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    [ -x "$bin/$c" ] && continue
-    step "building $c v$K (cold: several minutes on 2 cores)"
-    go build -trimpath -ldflags "$ldf" -o "$bin/$c.tmp" "k8s.io/kubernetes/cmd/$c"
-    mv "$bin/$c.tmp" "$bin/$c"
+  multicall_src k8s
+  step "building rlstack-sim v$K ($K8S_COMPONENTS; cold: several minutes on 2 cores)"
+  go build -trimpath -ldflags "$ldf" -o "$bin/rlstack-sim.tmp" .
+  mv "$bin/rlstack-sim.tmp" "$bin/rlstack-sim"
+}
+
+# `go install mpi-operator@version` asks the proxy for the module's version list (a deprecation check), which
+# the proxy refuses for this module; a wrapper module resolves exact versions without it.
+build_kwok_multicall() {
+  local w; w=$(mktemp -d); trap 'rm -rf "$w"' RETURN
+  cd "$w"
+  go mod init simkwok-build >/dev/null 2>&1
+  step "resolving kwok v$SIM_KWOK_VERSION, etcd v$SIM_ETCD_VERSION, mpi-operator v$SIM_MPI_OPERATOR_VERSION modules"
+  local mods=("sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "go.etcd.io/etcd/server/v3@v$SIM_ETCD_VERSION"
+              "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION")
+  go get "${mods[@]}" >/dev/null 2>&1 || go get "${mods[@]}"
+  go list -m k8s.io/client-go google.golang.org/grpc sigs.k8s.io/controller-runtime | sed 's/^/    /' >&2
+  multicall_src kwok
+  step "building rlstack-kwok ($KWOK_COMPONENTS)"
+  go build -trimpath -ldflags "-s -w" -o "$bin/rlstack-kwok.tmp" .
+  mv "$bin/rlstack-kwok.tmp" "$bin/rlstack-kwok"
+}
+
+link_components() {  # program, components...: a symlink per component, replacing an older per-binary build
+  local prog=$1 c; shift
+  for c in "$@"; do
+    if [ "$(readlink "$bin/$c" 2>/dev/null)" != "$prog" ]; then ln -sfn "$prog" "$bin/$c"; fi
   done
 }
 
-build_etcd() {
-  local w; w=$(mktemp -d); trap 'rm -rf "$w"' RETURN
-  cd "$w"
-  go mod init simetcd-build >/dev/null 2>&1
-  step "resolving etcd v$SIM_ETCD_VERSION modules"
-  go get "go.etcd.io/etcd/server/v3@v$SIM_ETCD_VERSION" "go.etcd.io/etcd/etcdctl/v3@v$SIM_ETCD_VERSION" >/dev/null 2>&1 \
-    || go get "go.etcd.io/etcd/server/v3@v$SIM_ETCD_VERSION" "go.etcd.io/etcd/etcdctl/v3@v$SIM_ETCD_VERSION"
-  step "building etcd v$SIM_ETCD_VERSION"
-  go build -trimpath -ldflags "-s -w" -o "$bin/etcd.tmp" go.etcd.io/etcd/server/v3 && mv "$bin/etcd.tmp" "$bin/etcd"
-  go build -trimpath -ldflags "-s -w" -o "$bin/etcdctl.tmp" go.etcd.io/etcd/etcdctl/v3 && mv "$bin/etcdctl.tmp" "$bin/etcdctl"
-}
-
-build_go_install() {  # name module@version
-  local name=$1 target=$2
-  [ -x "$bin/$name" ] && return 0
-  step "building $name ($target)"
-  GOBIN="$bin" go install -trimpath -ldflags "-s -w" "$target"
-}
-
-if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kube-controller-manager" ] || [ ! -x "$bin/kube-scheduler" ] || [ ! -x "$bin/kubectl" ]; then
-  (build_kubernetes)
-fi
-if [ ! -x "$bin/etcd" ] || [ ! -x "$bin/etcdctl" ]; then (build_etcd); fi
-build_go_install kwok "sigs.k8s.io/kwok/cmd/kwok@v$SIM_KWOK_VERSION"
-build_go_install kwokctl "sigs.k8s.io/kwok/cmd/kwokctl@v$SIM_KWOK_VERSION"
-# `go install mpi-operator@version` asks the proxy for the module's version list (a deprecation check),
-# which the proxy refuses for this module; a wrapper module resolves the exact version without it.
-build_mpi_operator() {
-  local w; w=$(mktemp -d); trap 'rm -rf "$w"' RETURN
-  cd "$w"
-  go mod init simmpi-build >/dev/null 2>&1
-  step "resolving mpi-operator v$SIM_MPI_OPERATOR_VERSION (needs sigs.k8s.io/scheduler-plugins and volcano.sh/apis)"
-  go get "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION" >/dev/null 2>&1 \
-    || go get "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION"
-  go list -m sigs.k8s.io/scheduler-plugins volcano.sh/apis | sed 's/^/    /' >&2
-  step "building mpi-operator v$SIM_MPI_OPERATOR_VERSION"
-  go build -trimpath -ldflags "-s -w" -o "$bin/mpi-operator.tmp" github.com/kubeflow/mpi-operator/cmd/mpi-operator
-  mv "$bin/mpi-operator.tmp" "$bin/mpi-operator"
-}
-[ -x "$bin/mpi-operator" ] || (build_mpi_operator)
+[ -x "$bin/rlstack-sim" ] || (build_k8s_multicall)
+[ -x "$bin/rlstack-kwok" ] || (build_kwok_multicall)
+# shellcheck disable=SC2086
+link_components rlstack-sim $K8S_COMPONENTS
+# shellcheck disable=SC2086
+link_components rlstack-kwok $KWOK_COMPONENTS
+# etcdctl: kwokctl's binary runtime runs it only for `kwokctl snapshot` (kwok v0.8.0
+# pkg/kwokctl/runtime/binary/cluster_snapshot.go), which nothing here uses; the name stays so kwokctl's
+# configuration (sim/kwok.yaml.in) and simctl.py find every binary, and running it says it is not built in.
+link_components rlstack-kwok etcdctl
 # The stage YAMLs and the MPIJob CRD come from the same module downloads (never copied into the repo).
 GOFLAGS="" go mod download "sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION"
 

@@ -96,6 +96,10 @@ BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube
 
 
 def gomodcache() -> Path:
+    # $GOMODCACHE first: on a machine without Go (the GPU machine) sim/device_up.sh points it at the module files
+    # `make sim-pack` carried (the stage YAMLs and CRDs of the pinned releases).
+    if os.environ.get("GOMODCACHE"):
+        return Path(os.environ["GOMODCACHE"])
     return Path(subprocess.run(["go", "env", "GOMODCACHE"], check=True, capture_output=True, text=True).stdout.strip())
 
 

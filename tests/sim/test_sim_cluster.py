@@ -197,8 +197,11 @@ def test_sim_processes_listen_on_loopback_only():
     # The MPI operator (and the unshare wrapper it runs under) live in a network namespace of their own;
     # its health server's :8080 on every interface is there, not here.
     tree = _tree(recorded["mpi-operator"], kids)
-    operator = [p for p in tree if Path(f"/proc/{p}/exe").exists()
-                and os.path.basename(os.readlink(f"/proc/{p}/exe")) == "mpi-operator"]
+    # by the name it runs as: the binary is the rlstack-kwok multi-call program (sim/multicall), its symlink
+    # mpi-operator is argv[0]
+    argv0 = {p: Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()
+             for p in tree if Path(f"/proc/{p}/cmdline").exists()}
+    operator = [p for p, name in argv0.items() if os.path.basename(name) == "mpi-operator"]
     assert operator, f"no mpi-operator binary in the process tree {tree}"
     for p in tree:
         assert os.readlink(f"/proc/{p}/ns/net") != host_netns, f"pid {p} of the MPI operator is in the host netns"
