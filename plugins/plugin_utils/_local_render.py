@@ -14,7 +14,8 @@ import os
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
-from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import dns_label, probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import dns_label
+from ansible_collections.rlstack.validation.plugins.module_utils._probe_pods import probe_pods
 
 UNSET = "__rlstack_local_checks_unset__"
 

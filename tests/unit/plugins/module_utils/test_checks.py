@@ -4,7 +4,7 @@
 """Unit tests for plugins/module_utils/_checks.py: each level's evidence turned into level_assert checks.
 
 Probe evidence comes from real recorded probe output (sim/replay/recorded/h200x1, sim/replay/probes) read
-through _k8s_status.probe_output, as the runner reads it; every check is also judged by the same
+through _probe_pods.probe_output, as the runner reads it; every check is also judged by the same
 evaluate_check that level_assert uses, so "fails" here means the level would fail.
 """
 
@@ -21,6 +21,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils import _checks 
 from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
 from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -41,7 +42,7 @@ L5_ERROR_PATTERNS = yaml.safe_load((REPO / "roles" / "l5_training_step" / "defau
 
 def outcome(path, marker_rc=0):
     """A probe outcome as the runner builds it: the probe's stdout plus the exec's rc marker."""
-    return k8s.probe_output(Path(path).read_text(encoding="utf-8") + "__rlstack_rc=%d\n" % marker_rc)
+    return _probe_pods.probe_output(Path(path).read_text(encoding="utf-8") + "__rlstack_rc=%d\n" % marker_rc)
 
 
 def data_outcome(path, **changes):
@@ -343,7 +344,7 @@ def test_l0_probe_result_missing_for_a_node():
 
 def test_l0_probe_crashed():
     stdout = '{"probe": "node", "schema": 1, "crashed": true, "error": "Traceback (most recent call last):\\nOSError: [Errno 5] EIO"}\n'
-    crashed = k8s.probe_output(stdout + "__rlstack_rc=1\n")
+    crashed = _probe_pods.probe_output(stdout + "__rlstack_rc=1\n")
     assert crashed["status"] == "crashed"
     result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": crashed}, k8s_expect())
     check = find(result, "probe", "p5-node-1")
