@@ -96,20 +96,31 @@ def main():
     ap.add_argument("doc")
     ap.add_argument("names", nargs="+")
     ap.add_argument("--callers", nargs="*", default=[])
+    ap.add_argument("--copy", nargs="*", default=[], help="names whose statement DEST gets a copy of and SRC keeps "
+                    "(a path both compute from __file__)")
     args = ap.parse_args()
     src, dest = Path(args.src), Path(args.dest)
     text = src.read_text()
     tree, lines, spans = top_level(text)
-    moving = set(args.names)
+    moving = set(args.names) | set(args.copy)
     moved, kept_idx = [], set(range(len(lines)))
     all_top = {n for s in spans for n in s[0]}
     unknown = moving - all_top
     if unknown:
         sys.exit("not top-level in %s: %s" % (src, sorted(unknown)))
+    prev_end = None  # where the last moved statement ended, while the statements moved are consecutive
     for names, start, end, node in spans:
         if names and set(names) <= moving:
-            moved.append("".join(lines[start:end]))
-            kept_idx -= set(range(start, end))
+            gap = lines[prev_end:start] if prev_end is not None else None
+            if gap is not None and all(not g.strip() for g in gap):
+                moved[-1] += "".join(gap) + "".join(lines[start:end])  # neighbours stay as they were
+            else:
+                moved.append("".join(lines[start:end]))
+            if not set(names) & set(args.copy):
+                kept_idx -= set(range(start, end))
+            prev_end = end
+        else:
+            prev_end = None
     moved_text = "\n\n".join(m.strip("\n") + "\n" for m in moved)
     # separate functions by two blank lines, as the style wants
     moved_text = re.sub(r"\n\n(?=(def |class |@))", "\n\n\n", moved_text)
@@ -117,7 +128,7 @@ def main():
     kept_text = re.sub(r"\n{4,}", "\n\n\n", "".join(kept))
     kept_used = used_names(kept_text)
     needs_back = sorted((all_top - moving) & used_names(moved_text))
-    needs_fwd = sorted(moving & kept_used)
+    needs_fwd = sorted((moving - set(args.copy)) & kept_used)
     if needs_back and needs_fwd:
         sys.exit("a cycle: %s would need %s from %s, which needs %s back" % (src, needs_fwd, dest, needs_back))
     # imports of the moved code

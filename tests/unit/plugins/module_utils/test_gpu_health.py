@@ -219,7 +219,7 @@ def replay_outcome(variant):
 
 
 def sim_node(name, spec=None):
-    """A p5 node as the sim shows it under a scenario (simctl.py apply_node_health adds its conditions/labels)."""
+    """A p5 node as the sim shows it under a scenario (sim/scenario_engine.py apply_node_health adds its conditions/labels)."""
     spec = spec or {}
     labels = dict({"node.kubernetes.io/instance-type": "p5.48xlarge"}, **(spec.get("node_labels") or {}).get(name, {}))
     conditions = [{"type": "Ready", "status": "True"}] + list((spec.get("node_conditions") or {}).get(name, []))
