@@ -11,6 +11,9 @@ small node runtime that answers `exec` and `logs` with outputs recorded on real 
     simctl.py status                   show what runs
     simctl.py runtime                  (internal) the node runtime: Exec/Logs objects per pod
     simctl.py relay ...                (internal) TCP <-> unix socket relay for the MPI operator
+
+This file is the process supervisor and the command line; the scenario engine (kwok stages and node health
+from scenarios.yaml) is scenario_engine.py, the node runtime node_runtime.py, and what they share simcommon.py.
 """
 from __future__ import annotations
 
@@ -24,7 +27,6 @@ import signal
 import string
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -32,45 +34,26 @@ SIM = Path(__file__).resolve().parent
 if str(SIM) not in sys.path:  # the unit tests load this file by path
     sys.path.insert(0, str(SIM))
 import exec_runtime  # noqa: E402  sim/exec_runtime.py: the exec mode (SIM_EXEC=host); this file keeps only its hooks
+from simcommon import (
+    NOT_A_TRAINJOB_NODE,
+    PROBE_DONE,
+    ROOT,
+    STATE,
+    WAITS_FOR_PEERS,
+    apply,
+    clients,
+    die,
+    kubeconfig,
+    load_yaml_docs,
+    log,
+    scenarios,
+    wait_for,
+)
+from scenario_engine import apply_scenario, stage, terminated
+from node_runtime import runtime
 
-ROOT = SIM.parent
-STATE = Path(os.environ.get("SIM_STATE", ROOT / ".sim"))
 CLUSTER = "rlstack-sim"
-MANAGED = {"app.kubernetes.io/managed-by": "rlstack.validation"}
-LEVEL_LABEL = "rlstack.io/level"
-ROLE_LABEL = "training.kubeflow.org/job-role"
-# A TrainJob's pods carry JobSet's replicated-job name instead (launcher, node; jobset v0.12.0 jobset_types.go).
-JOBSET_ROLE_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-ROLE_EXPR = f'(.metadata.labels["{ROLE_LABEL}"] // .metadata.labels["{JOBSET_ROLE_LABEL}"] // "")'
-# A TrainJob's node pods run sshd until the TrainJob ends, like MPIJob workers: no outcome stage ends them.
-NOT_A_TRAINJOB_NODE = {"key": f'(.metadata.labels["{JOBSET_ROLE_LABEL}"] // "")', "operator": "NotIn", "values": ["node"]}
-EXAMPLE_LABEL = "rlstack.io/example"  # the L5/L6 example a Job pod runs (runner templates/job.yml.j2)
-COMPONENT_LABEL = "app.kubernetes.io/component"
-PROBE_DONE = "sim.rlstack.io/probe-done"
-SYSTEM_NAMESPACES = {"kube-system", "kube-public", "kube-node-lease", "gpu-operator", "mpi-operator"}
-T0 = time.monotonic()
 MAX_P5_NODES = 1024
-ISOLATE_LEVEL = "isolate"  # the level label of a bad-node isolation run's pair MPIJobs (roles/isolate)
-JOB_NAME_LABEL = "training.kubeflow.org/job-name"
-PAIR_CRASH_LABEL = "sim.rlstack.io/pair-crash"  # set by the runtime on a pair launcher whose NCCL crashes
-# A multi-node L5/L6 Job (Indexed, RLSTACK_NODES > 1: the runner's templates/job.yml.j2) runs until all its pods
-# run, as a Ray head waits for its workers (RLinf 0.3.0 cluster.py:355-360, "Waiting for N nodes to be ready"):
-# the runtime marks its pods PEERS_RUNNING then, and the default outcome ends only marked ones. A scenario's own
-# outcome for the example ends its pods whether or not their peers run (a run configured for fewer nodes).
-PEERS_RUNNING = "sim.rlstack.io/peers-running"
-JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
-NODES_EXPR = '([.spec.containers[].env[]? | select(.name == "RLSTACK_NODES") | .value][0] // "1")'
-WAITS_FOR_PEERS = {"key": f'if {NODES_EXPR} == "1" then "alone" else (.metadata.annotations["{PEERS_RUNNING}"] '
-                          f'// "waiting") end', "operator": "NotIn", "values": ["waiting"]}
-
-
-def log(msg: str) -> None:
-    print(f"[sim {time.monotonic() - T0:5.1f}s] {msg}", file=sys.stderr, flush=True)
-
-
-def die(msg: str) -> None:
-    print(f"sim: {msg}", file=sys.stderr)
-    sys.exit(1)
 
 
 def versions() -> dict:
@@ -109,20 +92,6 @@ def module_dir(module: str, version: str) -> Path:
         subprocess.run(["go", "mod", "download", f"{module}@v{version}"], check=True,
                        env={**os.environ, "GOFLAGS": ""}, cwd=str(STATE))
     return path
-
-
-def load_yaml_docs(path: Path) -> list:
-    """Objects of a YAML file: several documents, or one document holding a list of objects."""
-    import yaml
-    out = []
-    for doc in yaml.safe_load_all(path.read_text()):
-        out.extend(doc if isinstance(doc, list) else [doc] if doc else [])
-    return out
-
-
-def scenarios() -> dict:
-    import yaml
-    return yaml.safe_load((SIM / "scenarios.yaml").read_text())
 
 
 # --------------------------------------------------------------------------- processes
@@ -177,246 +146,8 @@ def stop_process(name: str) -> None:
 
 # --------------------------------------------------------------------------- Kubernetes helpers
 
-def kubeconfig() -> Path:
-    return STATE / "kubeconfig"
-
-
-def clients():
-    from kubernetes import client, config
-    from kubernetes.dynamic import DynamicClient
-    api = config.new_client_from_config(config_file=str(kubeconfig()))
-    return client, api, DynamicClient(api)
-
-
-def apply(dyn, obj: dict) -> None:
-    obj = exec_runtime.adapt_stage(obj, STATE, SYSTEM_NAMESPACES)  # exec mode: kwok's pod stages skip the pods it runs
-    resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-    meta = obj["metadata"]
-    kwargs = {"body": obj, "name": meta["name"], "field_manager": "rlstack-sim", "force_conflicts": True}
-    if resource.namespaced:
-        kwargs["namespace"] = meta.get("namespace", "default")
-    resource.server_side_apply(**kwargs)
-
-
-def wait_for(what: str, predicate, timeout: float, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    last_error = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except Exception as exc:  # the API may still be starting
-            last_error = exc
-        time.sleep(interval)
-    die(f"timed out after {timeout:.0f}s waiting for {what}" + (f" (last error: {last_error})" if last_error else ""))
-
 
 # --------------------------------------------------------------------------- stages
-
-def stage(name: str, selector: dict, status_template: str, delay: str | None = None, weight: int = 1,
-          event: dict | None = None, scenario: bool = True) -> dict:
-    spec = {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": selector, "weight": weight,
-            "next": {"statusTemplate": status_template}}
-    if delay:
-        spec["delay"] = {"durationMilliseconds": int(go_duration_ms(delay)),
-                         "durationFrom": {"expressionFrom": '.metadata.annotations["sim.rlstack.io/run-for"]'}}
-    if event:
-        spec["next"]["event"] = event
-    labels = {"sim.rlstack.io/stage": "scenario" if scenario else "base"}
-    return {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": name, "labels": labels},
-            "spec": spec}
-
-
-def go_duration_ms(text: str) -> float:
-    units = {"ms": 1, "s": 1000, "m": 60000}
-    for unit in ("ms", "s", "m"):
-        if text.endswith(unit):
-            return float(text[: -len(unit)]) * units[unit]
-    return float(text)
-
-
-TERMINATED = """{{ $now := Now }}
-phase: @PHASE@
-conditions:
-- {type: Ready, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: PodCompleted}
-- {type: ContainersReady, status: "False", lastTransitionTime: {{ $now | Quote }}, reason: PodCompleted}
-containerStatuses:
-{{ range .spec.containers }}
-- name: {{ .name | Quote }}
-  image: {{ .image | Quote }}
-  ready: false
-  restartCount: 0
-  started: false
-  state:
-    terminated:
-      exitCode: @EXIT_CODE@
-      reason: @REASON@
-      startedAt: {{ $now | Quote }}
-      finishedAt: {{ $now | Quote }}
-{{ end }}
-"""
-
-# Deterministic (no Now): re-applying it changes nothing, and with weight 100 it keeps beating pod-ready.
-IMAGE_PULL_BACKOFF = """phase: Pending
-conditions:
-- {type: PodScheduled, status: "True", lastTransitionTime: {{ .metadata.creationTimestamp | Quote }}}
-- {type: Ready, status: "False", lastTransitionTime: {{ .metadata.creationTimestamp | Quote }}, reason: ContainersNotReady,
-   message: "containers with unready status"}
-containerStatuses:
-{{ range .spec.containers }}
-- name: {{ .name | Quote }}
-  image: {{ .image | Quote }}
-  imageID: ""
-  ready: false
-  restartCount: 0
-  started: false
-  state:
-    waiting:
-      reason: ImagePullBackOff
-      message: {{ printf "Back-off pulling image %q: ErrImagePull: failed to pull and unpack image %q: not found" .image .image | Quote }}
-{{ end }}
-"""
-
-
-def terminated(phase: str, exit_code: int, reason: str) -> str:
-    return (TERMINATED.replace("@PHASE@", phase).replace("@EXIT_CODE@", str(exit_code))
-            .replace("@REASON@", reason))
-
-
-def outcome_key(key: str) -> tuple:
-    """A scenario key 'level[/role][@example]' as (level, role, example); '' where a part is absent."""
-    level_role, _sep, example = key.partition("@")
-    level, _sep, role = level_role.partition("/")
-    return level, role, example
-
-
-def outcome_selector(key: str, exclude_levels: list | None = None) -> dict:
-    """Pods of a Job (Job pods and MPIJob launchers) that are Running, for one level (key 'level[/launcher]',
-    or 'level@example' for the pods of one L5/L6 example).
-
-    A pod belongs to a Job when the Job controller labelled it (batch.kubernetes.io/job-name); an owner
-    reference of kind Job is not enough, because the collection's anchor Job owns every object of a run."""
-    exprs = [{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-             {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-             {"key": '.metadata.labels["batch.kubernetes.io/job-name"]', "operator": "Exists"}, NOT_A_TRAINJOB_NODE]
-    labels = dict(MANAGED)
-    if key:
-        level, role, example = outcome_key(key)
-        exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "In", "values": [level]})
-        if role:
-            exprs.append({"key": ROLE_EXPR, "operator": "In", "values": [role]})
-        if example:
-            exprs.append({"key": f'.metadata.labels["{EXAMPLE_LABEL}"]', "operator": "In", "values": [example]})
-    for level in exclude_levels or []:
-        exprs.append({"key": f'.metadata.labels["{LEVEL_LABEL}"]', "operator": "NotIn", "values": [level]})
-    return {"matchLabels": labels, "matchExpressions": exprs}
-
-
-def scenario_stages(name: str) -> list:
-    spec = scenarios()[name]
-    outcomes = spec.get("outcomes") or {}
-    stages = []
-    if spec.get("image_pull_error"):
-        stages.append(stage(
-            "sim-image-pull-backoff",
-            {"matchLabels": dict(MANAGED), "matchExpressions": [
-                {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-                {"key": ".status.phase", "operator": "In", "values": ["Pending"]},
-                {"key": ".spec.nodeName", "operator": "Exists"}]},
-            IMAGE_PULL_BACKOFF, weight=100,
-            event={"type": "Warning", "reason": "Failed",
-                   "message": "Failed to pull image: rpc error: code = NotFound desc = failed to pull and unpack "
-                              "image: not found"}))
-    # Keys overridden by this scenario are excluded from the default "succeeds after a few seconds" stage,
-    # because kwok picks at random between two matching stages of positive weight.
-    overridden_levels = sorted({key for key in outcomes if "/" not in key and "@" not in key})
-    for key, outcome in sorted(outcomes.items()):
-        template = terminated(outcome["phase"], int(outcome["exit_code"]), outcome.get("reason", "Error"))
-        stages.append(stage("sim-outcome-" + key.replace("/", "-").replace("@", "-").replace("_", "-"), outcome_selector(key),
-                            template, delay=outcome.get("after", "3s"), weight=100))
-    # Default: a Job pod (training step, evaluation, MPIJob launcher) runs for a few seconds, then succeeds.
-    default = stage("sim-outcome-default", outcome_selector("", overridden_levels),
-                    terminated("Succeeded", 0, "Completed"), delay="3s", weight=10)
-    default["spec"]["selector"]["matchExpressions"].append(WAITS_FOR_PEERS)
-    # Launcher keys overridden (e.g. "l3_multi_gpu/launcher") and example keys ("l5_training_step@one")
-    # must be excluded from the default too.
-    for key in outcomes:
-        level, role, example = outcome_key(key)
-        if example:
-            default["spec"]["selector"]["matchExpressions"].append(
-                {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "@" + (.metadata.labels["{EXAMPLE_LABEL}"] // "")',
-                 "operator": "NotIn", "values": [f"{level}@{example}"]})
-        elif role:
-            default["spec"]["selector"]["matchExpressions"].append(
-                {"key": f'.metadata.labels["{LEVEL_LABEL}"] + "/" + {ROLE_EXPR}',
-                 "operator": "NotIn", "values": [key]})
-    if any(isinstance(e, dict) and e.get("crash") for e in (spec.get("pairs") or {}).values()):
-        # A pair launcher the runtime marked (a pair with a node whose NCCL crashes) fails like nccl-crash's.
-        crash = outcome_selector("")
-        crash["matchExpressions"].append({"key": f'.metadata.labels["{PAIR_CRASH_LABEL}"]', "operator": "Exists"})
-        stages.append(stage("sim-outcome-pair-crash", crash, terminated("Failed", 139, "Error"), delay="3s",
-                            weight=100))
-        default["spec"]["selector"]["matchExpressions"].append(
-            {"key": f'.metadata.labels["{PAIR_CRASH_LABEL}"]', "operator": "DoesNotExist"})
-    stages.append(default)
-    return stages
-
-
-def apply_scenario(name: str, dyn=None, core=None) -> None:
-    table = scenarios()
-    if name not in table:
-        die(f"unknown scenario {name!r}; known: {', '.join(table)}")
-    if dyn is None:
-        client, api, dyn = clients()
-        core = client.CoreV1Api(api)
-    stages_api = dyn.resources.get(api_version="kwok.x-k8s.io/v1alpha1", kind="Stage")
-    wanted = scenario_stages(name)
-    wanted_names = {s["metadata"]["name"] for s in wanted}
-    for item in stages_api.get(label_selector="sim.rlstack.io/stage=scenario").items:
-        if item.metadata.name not in wanted_names:
-            stages_api.delete(name=item.metadata.name)
-    for obj in wanted:
-        apply(dyn, obj)
-    cordon = (table[name].get("cordon") or {})
-    for node in core.list_node().items:
-        labels = node.metadata.labels or {}
-        should = bool(cordon) and all(labels.get(k) == v for k, v in cordon.items())
-        if bool(node.spec.unschedulable) != should:
-            core.patch_node(node.metadata.name, {"spec": {"unschedulable": should}})
-    apply_node_health(table, name, core)
-    # What replay.py needs of the scenario, as JSON: it runs once per probe pod (256 at 256 nodes), and
-    # parsing scenarios.yaml there cost each one a YAML import and parse.
-    (STATE / "replay.json").write_text(json.dumps({
-        "scenario": name, "replay": table[name].get("replay") or {},
-        "probe_duration_s": table[name].get("probe_duration_s") or {}}) + "\n")
-    (STATE / "scenario").write_text(name + "\n")
-    log(f"scenario {name}: {table[name]['description'].strip()}")
-
-
-def apply_node_health(table: dict, name: str, core) -> None:
-    """A scenario's node_conditions / node_labels ({node: [condition]} / {node: {label: value}}): set them on
-    the nodes; the conditions and labels other scenarios set are removed first."""
-    owned_types = {c["type"] for spec in table.values() for conds in (spec.get("node_conditions") or {}).values()
-                   for c in conds}
-    owned_labels = {k for spec in table.values() for labels in (spec.get("node_labels") or {}).values() for k in labels}
-    conditions = table[name].get("node_conditions") or {}
-    labels = table[name].get("node_labels") or {}
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    for node in core.list_node().items:
-        nname = node.metadata.name
-        body = core.api_client.sanitize_for_serialization(node)  # camelCase, RFC 3339 times
-        current = body["status"].get("conditions") or []
-        wanted = [c for c in current if c["type"] not in owned_types]
-        wanted += [dict(c, lastHeartbeatTime=now, lastTransitionTime=now) for c in conditions.get(nname, [])]
-        if wanted != current:
-            body["status"]["conditions"] = wanted
-            core.replace_node_status(nname, body)
-        have = node.metadata.labels or {}
-        patch = {k: None for k in owned_labels if k in have and k not in labels.get(nname, {})}
-        patch.update({k: v for k, v in labels.get(nname, {}).items() if have.get(k) != v})
-        if patch:
-            core.patch_node(nname, {"metadata": {"labels": patch}})
 
 
 # --------------------------------------------------------------------------- up / down / status
@@ -795,198 +526,6 @@ def write_fakebin() -> None:
     for alias in ("python", "torchrun"):
         (fakebin / alias).unlink(missing_ok=True)
         (fakebin / alias).symlink_to(script)
-
-
-def cri_log(source: Path, dest: Path) -> None:
-    """Write a recorded log in the CRI format kwok's log server requires."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    with open(source, "rb") as src, open(dest, "w", encoding="utf-8") as out:
-        for i, raw in enumerate(src.read().decode("utf-8", errors="replace").splitlines()):
-            ts = (now + datetime.timedelta(microseconds=i)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            out.write(f"{ts} stdout F {raw}\n")
-
-
-def log_source(pod, scenario: str) -> Path | None:
-    labels = pod.metadata.labels or {}
-    level = labels.get(LEVEL_LABEL)
-    if not level:
-        return None
-    role = labels.get(ROLE_LABEL) or labels.get(JOBSET_ROLE_LABEL) or ""
-    spec = scenarios().get(scenario) or {}
-    overrides = spec.get("logs") or {}
-    key = f"{level}/{role}" if role else level
-    example = labels.get(EXAMPLE_LABEL, "")
-    nodes = pod_nodes(pod)
-    if nodes > 1 and labels.get(JOB_INDEX_LABEL) not in (None, "0"):
-        return None  # a multi-node Job's worker (ray start --block) prints nothing the collection reads
-    name = (overrides.get(f"{level}@{example}") if example else None) or overrides.get(key) or overrides.get(level)
-    if not name:
-        defaults = {"l3_multi_gpu/launcher": "l3-efa-healthy.log", "phase0_efa/launcher": "phase0-g6-efa.log",
-                    "l5_training_step": "l5-train-step.log", "l6_evaluation": "l6-eval.log"}
-        name = defaults.get(key)
-        # A multi-node head's log reports its N-node cluster where a recording exists (l5-train-step-2node.log).
-        if name and nodes > 1 and (SIM / "replay" / "logs" / name.replace(".log", f"-{nodes}node.log")).exists():
-            name = name.replace(".log", f"-{nodes}node.log")
-    return SIM / "replay" / "logs" / name if name else None
-
-
-def pod_nodes(pod) -> int:
-    """RLSTACK_NODES of a pod's container (the nodes of its multi-node Job), 1 without it."""
-    for container in pod.spec.containers or []:
-        for env in container.env or []:
-            if env.name == "RLSTACK_NODES" and (env.value or "").isdigit():
-                return int(env.value)
-    return 1
-
-
-def mark_peers(core, pod) -> None:
-    """Mark every pod of a multi-node Job as soon as all of them run (WAITS_FOR_PEERS)."""
-    job = (pod.metadata.labels or {}).get("batch.kubernetes.io/job-name")
-    nodes = pod_nodes(pod)
-    if not job or nodes < 2 or pod.status.phase != "Running" or PEERS_RUNNING in (pod.metadata.annotations or {}):
-        return
-    peers = core.list_namespaced_pod(pod.metadata.namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
-    running = [p for p in peers.items if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
-    if len(running) >= nodes:
-        for peer in running:
-            core.patch_namespaced_pod(peer.metadata.name, peer.metadata.namespace,
-                                      {"metadata": {"annotations": {PEERS_RUNNING: "true"}}})
-
-
-def _load_sim_module(name: str, path: Path):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def pair_launcher_log(core, pod, scenario: str, dest: Path) -> None:
-    """A bad-node isolation pair's launcher log: the real 2-node log scaled to the pair's bandwidth
-    (sim/replay/pairlog.py, docs/isolation.md). The pair is where the MPIJob's workers run."""
-    labels = pod.metadata.labels or {}
-    pairlog = _load_sim_module("sim_pairlog", SIM / "replay" / "pairlog.py")
-    replay = _load_sim_module("sim_replay", SIM / "replay.py")
-    workers = core.list_namespaced_pod(pod.metadata.namespace,
-                                       label_selector=f"{JOB_NAME_LABEL}={labels.get(JOB_NAME_LABEL, '')},"
-                                                      f"{ROLE_LABEL}=worker").items
-    nodes = sorted(w.spec.node_name for w in workers if w.spec.node_name)
-    text, crashed = pairlog.pair_log((scenarios().get(scenario) or {}).get("pairs") or {}, nodes, replay.node_variant)
-    raw = dest.with_suffix(".raw")
-    raw.write_text(text, encoding="utf-8")
-    cri_log(raw, dest)
-    if crashed:
-        core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace,
-                                  {"metadata": {"labels": {PAIR_CRASH_LABEL: "true"}}})
-
-
-def is_probe_pod(pod) -> bool:
-    containers = pod.spec.containers or []
-    return ((pod.metadata.labels or {}).get(COMPONENT_LABEL) == "probe" and bool(containers)
-            and (containers[0].command or [])[:1] == ["sh"])
-
-
-def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
-    apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-                "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
-                "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
-
-
-_PROBE_THREAD = threading.local()
-
-
-def thread_core():
-    """A CoreV1Api per probe thread, made once: clients() runs API discovery, too dear once per pod at 256 nodes."""
-    core = getattr(_PROBE_THREAD, "core", None)
-    if core is None:
-        from kubernetes import client, config
-        core = _PROBE_THREAD.core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig())))
-    return core
-
-
-def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
-    """Run a probe pod's command as a kubelet would (replayed python3 on PATH); its output is the pod's log."""
-    ns, name = pod.metadata.namespace, pod.metadata.name
-    container = pod.spec.containers[0]
-    env = {"HOME": str(STATE / "exec"), "LANG": "C.UTF-8"}
-    env.update({e["name"]: e["value"] for e in envs})
-    env.update({e.name: e.value for e in (container.env or []) if e.value is not None})
-    env["NODE_NAME"] = pod.spec.node_name
-    env["PATH"] = next(e["value"] for e in envs if e["name"] == "PATH")
-    try:
-        proc = subprocess.run(list(container.command or []) + list(container.args or []), env=env,
-                              cwd=STATE / "exec", capture_output=True, timeout=120, check=False)
-        text = proc.stdout.decode("utf-8", errors="replace") + proc.stderr.decode("utf-8", errors="replace")
-    except subprocess.TimeoutExpired:
-        text = "sim: the probe command ran past 120 s\n"
-    raw = dest.with_suffix(".raw")
-    raw.write_text(text)
-    cri_log(raw, dest)
-    logs_object(dyn, ns, name, owner, dest)
-    try:  # the sim-probe-complete stage ends pods marked so
-        thread_core().patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
-    except Exception as exc:  # the pod may be gone already
-        print(f"runtime: marking {ns}/{name} done: {type(exc).__name__}: {exc}", flush=True)
-
-
-def runtime() -> None:
-    """Give every pod on a simulated node an Exec (replayed probes) and a Logs object (recorded logs)."""
-    if exec_runtime.enabled(STATE):  # SIM_EXEC=host: every pod's command runs for real instead
-        return exec_runtime.run(clients, STATE, SYSTEM_NAMESPACES)
-    import concurrent.futures
-    from kubernetes import watch
-    probes = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="probe-pod")
-    client, api, dyn = clients()
-    core = client.CoreV1Api(api)
-    node_types = {}
-    done = set()
-    path_env = f"{STATE / 'fakebin'}:/usr/local/bin:/usr/bin:/bin"
-    while True:
-        try:
-            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60):
-                pod = event["object"]
-                ns, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
-                key = (ns, name, pod.metadata.uid)
-                if event["type"] != "DELETED" and node and ns not in SYSTEM_NAMESPACES:
-                    try:
-                        mark_peers(core, pod)
-                    except Exception as exc:  # a peer deleted meanwhile: the next event of the Job tries again
-                        print(f"runtime: marking the peers of {ns}/{name}: {type(exc).__name__}: {exc}", flush=True)
-                if event["type"] == "DELETED" or not node or ns in SYSTEM_NAMESPACES or key in done:
-                    continue
-                if node not in node_types:
-                    n = core.read_node(node)
-                    node_types[node] = (n.metadata.labels or {}).get("node.kubernetes.io/instance-type", "")
-                owner = [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod.metadata.uid}]
-                scenario = (STATE / "scenario").read_text().strip()
-                envs = [{"name": "PATH", "value": path_env}, {"name": "SIM_NODE", "value": node},
-                        {"name": "SIM_INSTANCE_TYPE", "value": node_types[node]},
-                        {"name": "SIM_POD", "value": f"{ns}/{name}"}, {"name": "SIM_STATE", "value": str(STATE)},
-                        {"name": "SIM_LEVEL", "value": (pod.metadata.labels or {}).get(LEVEL_LABEL, "")}]
-                dest = STATE / "podlogs" / f"{ns}_{name}.log"
-                if is_probe_pod(pod):
-                    # A probe pod's entrypoint is its probe: run that command here (python3 is the
-                    # replayer), make its output the pod's log, then let the sim-probe-complete stage end it.
-                    # Nothing execs into it (the runner reads its log), so it gets no Exec object.
-                    probes.submit(run_probe_pod, pod, envs, dest, dyn, owner)
-                    done.add(key)
-                    continue
-                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
-                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
-                            "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
-                labels = pod.metadata.labels or {}
-                source = log_source(pod, scenario)
-                if labels.get(LEVEL_LABEL) == ISOLATE_LEVEL and labels.get(ROLE_LABEL) == "launcher":
-                    pair_launcher_log(core, pod, scenario, dest)
-                elif source is not None:
-                    cri_log(source, dest)
-                else:
-                    dest.write_text("")
-                logs_object(dyn, ns, name, owner, dest)
-                done.add(key)
-        except Exception as exc:  # keep serving: the API server may restart or a watch may expire
-            print(f"runtime: {type(exc).__name__}: {exc}", flush=True)
-            time.sleep(1)
 
 
 # --------------------------------------------------------------------------- relay

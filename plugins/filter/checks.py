@@ -9,6 +9,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
 from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
@@ -54,7 +56,7 @@ def eval_checks(result, node, expect):
 
 def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
     try:
-        return _checks.example_job(_plain(example or {}), str(mode), _plain(nodes or []), str(image), int(deadline_s),
+        return _workloads.example_job(_plain(example or {}), str(mode), _plain(nodes or []), str(image), int(deadline_s),
                                    _plain(simulator_env or {}))
     except ValueError as exc:  # an unknown framework or a bad pattern: one sentence
         raise AnsibleFilterError(str(exc)) from None
@@ -70,7 +72,7 @@ def libero_config(settings, directory):
 
 def host_job_results(results):
     """The registered run_example.py results of a loop over the level description's jobs, by example name."""
-    return {r.get("item", {}).get("name", ""): _checks.host_job_result(r) for r in _plain(results or [])}
+    return {r.get("item", {}).get("name", ""): _workloads.host_job_result(r) for r in _plain(results or [])}
 
 
 def dcgm_plan(level, nodes=None):

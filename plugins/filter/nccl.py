@@ -7,20 +7,24 @@
 from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
 
 def nccl_item(result, name="nccl", expect=None, instance_types=None):
-    return _checks.nccl_item(_plain(result or {}), str(name), _plain(expect or {}), _plain(instance_types or {}))
+    return _nccl_checks.nccl_item(_plain(result or {}), str(name), _plain(expect or {}), _plain(instance_types or {}))
 
 
 def nccl_mpijob(nodes, name, image, floors=None, network=None, tolerance=0.0):
-    return _checks.nccl_mpijob(_plain(nodes or []), str(name), str(image), _plain(floors or []),
+    return _workloads.nccl_mpijob(_plain(nodes or []), str(name), str(image), _plain(floors or []),
                                _plain(network or []), float(tolerance or 0.0))
 
 
 def nccl_launcher(mpijob):
-    return _checks.nccl_launcher(_plain(mpijob or {}))
+    return _workloads.nccl_launcher(_plain(mpijob or {}))
 
 
 class FilterModule:

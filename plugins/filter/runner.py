@@ -9,6 +9,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
@@ -75,10 +76,10 @@ def probe_output(result):
     """A registered command / k8s_exec result (or plain stdout) to the probe outcome."""
     result = _plain(result)
     if isinstance(result, str):
-        return k8s.probe_output(result)
+        return _probe_pods.probe_output(result)
     rc = result.get("rc") if result.get("rc") is not None and "__rlstack_rc=" not in (result.get("stdout") or "") \
         else None
-    out = k8s.probe_output(result.get("stdout") or "", rc=rc, stderr=result.get("stderr") or "")
+    out = _probe_pods.probe_output(result.get("stdout") or "", rc=rc, stderr=result.get("stderr") or "")
     if result.get("failed") and out["status"] == "ok" and rc is None:
         out.update(status="no_output", error=result.get("msg") or "the probe could not be run")
     return out
@@ -86,18 +87,18 @@ def probe_output(result):
 
 def probe_command(launcher, script, params=None):
     """The container command of a probe pod that runs `launcher script params` as its entrypoint."""
-    return k8s.probe_command(_plain(launcher), _plain(script), _plain(params or {}))
+    return _probe_pods.probe_command(_plain(launcher), _plain(script), _plain(params or {}))
 
 
 def probe_pods(pod, targets, name_prefix):
     """One probe pod per target from the level's rendered probe pod."""
-    return k8s.probe_pods(_plain(pod), _plain(targets or []), str(name_prefix))
+    return _probe_pods.probe_pods(_plain(pod), _plain(targets or []), str(name_prefix))
 
 
 def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None, nodes=None,
                   listed=True):
     """Every target's probe outcome from the probe pods' logs and the start wait's pod states."""
-    return k8s.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or []),
+    return _probe_pods.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or []),
                              _plain(start_timeout_s), _plain(finish_timeout_s), nodes=_plain(nodes or []),
                              listed=bool(listed))
 

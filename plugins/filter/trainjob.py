@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
 from ansible_collections.rlstack.validation.plugins.module_utils import _trainjob
 from ansible_collections.rlstack.validation.plugins.filter.runner import _grace, _plain
 
@@ -19,7 +21,7 @@ def trainjob_runtime_problem(runtime, crd_present, runtime_name, efa_mode="exten
 def trainjob_definition(mpijob, name, namespace, runtime_name, labels, scripts_configmap, tolerations, shm_size,
                         queue="", queue_label=None, owner_references=None):
     job = _plain(mpijob or {})
-    launcher = _checks.nccl_launcher(job)
+    launcher = _workloads.nccl_launcher(job)
     extra = {"queue_label": str(queue_label)} if queue_label else {}
     return _trainjob.definition(job, str(name), str(namespace), str(runtime_name), _plain(labels or {}),
                                 launcher["args"], launcher["env"], str(scripts_configmap),

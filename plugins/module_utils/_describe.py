@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+
 
 def example_jobs(examples, mode, nodes, image, deadline_s, simulator_env=None):
     """The Jobs of L5 (mode train) or L6 (mode eval): one {name, example, job} per example that fits on the
@@ -19,5 +21,5 @@ def example_jobs(examples, mode, nodes, image, deadline_s, simulator_env=None):
         if int(example.get("nodes") or 1) > len(nodes or []):
             continue
         out.append({"name": example.get("name", ""), "example": example,
-                    "job": _checks.example_job(example, mode, nodes, image, deadline_s, simulator_env)})
+                    "job": _workloads.example_job(example, mode, nodes, image, deadline_s, simulator_env)})
     return out

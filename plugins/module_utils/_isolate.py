@@ -402,11 +402,12 @@ def plan(node_info, settings):
     seconds_per_pair, nodes (names to keep; [] = all), scale_failure, network}.
     """
     from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _verdict
+    from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
     settings = dict(settings or {})
     keep = [str(n) for n in settings.get("nodes") or []]
     info = [dict(n) for n in node_info or [] if not keep or n.get("node") in keep]
     info.sort(key=lambda n: n.get("node") or "")
-    base = _checks.nccl_mpijob(info[:2], "iso", str(settings.get("image") or ""), [], settings.get("network") or [], 0.0)
+    base = _workloads.nccl_mpijob(info[:2], "iso", str(settings.get("image") or ""), [], settings.get("network") or [], 0.0)
     profile_floor = (base["expect"].get("min_busbw") or [{}])[0]
     size = settings.get("size") or profile_floor.get("size") or "1GiB"
     floor = float(settings.get("floor_gbps") or 0) or profile_floor.get("floor")

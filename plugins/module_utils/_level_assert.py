@@ -11,7 +11,7 @@ module run costs a Python start and an import of the collection on the host for 
 from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils._bad_nodes import findings
-from ansible_collections.rlstack.validation.plugins.module_utils._checks import nccl_checks, nccl_sweep
+from ansible_collections.rlstack.validation.plugins.module_utils._nccl_checks import nccl_checks, nccl_sweep
 from ansible_collections.rlstack.validation.plugins.module_utils._verdict import (
     OPS,
     build_level_result,

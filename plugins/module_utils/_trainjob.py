@@ -121,14 +121,19 @@ def definition(job, name, namespace, runtime_name, labels, launcher_args, env, s
     limits = {"nvidia.com/gpu": gpus}
     if efa > 0:
         limits["vpc.amazonaws.com/efa"] = efa
+    # The securityContext of roles/runner/templates/security_context.yml.j2 for an MPIJob worker: every node runs
+    # sshd as root (the runtime's default capabilities stay), IPC_LOCK lets the ranks pin EFA buffers
+    # (docs/security.md, "What the pods may do"); the runtime (trainer/nccl-tests-runtime.yml) mounts no token.
+    container_security = {"allowPrivilegeEscalation": False, "capabilities": {"add": ["IPC_LOCK"] if efa > 0 else []}}
     pod_patch = {
         "metadata": {"labels": dict(labels)},
         "spec": {
+            "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
             "nodeSelector": dict(job.get("node_selector") or {}),
             "tolerations": list(tolerations or []),
             "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}},
                         {"name": "scripts", "configMap": {"name": scripts_configmap}}],
-            "containers": [{"name": NODE, "volumeMounts": [
+            "containers": [{"name": NODE, "securityContext": container_security, "volumeMounts": [
                 {"name": "dshm", "mountPath": "/dev/shm"},
                 {"name": "scripts", "mountPath": "/opt/rlstack", "readOnly": True}]}],
         },

@@ -34,6 +34,7 @@ RANGES = {
     "validation_host_efa": (0, 64),
     "validation_host_gpus": (0, 64),
     "validation_probe_concurrency": (1, 256),
+    "validation_run_as_user": (0, 2 ** 31 - 1),  # a Linux uid; 0 leaves the image's user
     "l1_runtime_gpus": (0, 64),
     "l3_multi_gpu_gpus": (0, 64),
     "l4_rollout_gpus": (0, 64),

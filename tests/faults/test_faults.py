@@ -256,7 +256,7 @@ def test_a_node_gone_not_ready_mid_level_is_named(core, batch, custom, tmp_path,
     # 50 s (node-monitor grace period) + the pod marked not ready + its 45 s grace (_limits.PROBLEM_GRACE_S) end
     # the wait; before, the running pod held it to its bound (223 s at L0). Every node is lost here, so the node
     # lifecycle controller sees a full disruption and taints nothing NoExecute: the probe pods' 30 s toleration
-    # (_k8s_status.lost_node_tolerations), which ends the wait when one node of a healthy zone is lost, is not
+    # (_probe_pods.lost_node_tolerations), which ends the wait when one node of a healthy zone is lost, is not
     # what ends it on the sim.
     assert to_verdict < 150, to_verdict
     assert not left, left

@@ -24,6 +24,8 @@ from html.parser import HTMLParser
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _nccl
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _report_html as h
 
@@ -136,7 +138,7 @@ def recorded_document():
     floor = [c["expected"] for lv in l3["clusters"][0]["levels"] for c in lv["checks"]
              if c["name"] == "sweep_busbw_4GiB"][0]
     # the lent machine is not an EC2 instance: p5en.48xlarge is the profile with its GPUs (H200, NVLink 4 x 18)
-    sweep = _checks.nccl_sweep({"name": "sweep", "node": "gpu-host", "facts": facts, "expect": {
+    sweep = _nccl_checks.nccl_sweep({"name": "sweep", "node": "gpu-host", "facts": facts, "expect": {
         "min_busbw": [{"size": "4G", "floor": floor}], "transport": {"instance_type": "p5en.48xlarge"}}})
     for level in l3["clusters"][0]["levels"]:
         if level["id"] == "l3_multi_gpu":

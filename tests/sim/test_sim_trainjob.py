@@ -18,6 +18,7 @@ import pytest
 
 import simkit
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _trainjob
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
 
 pytestmark = pytest.mark.sim
 
@@ -29,8 +30,8 @@ ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
 def trainjob_body(name: str, namespace: str) -> dict:
-    job = _checks.nccl_mpijob(P5_NODES, "l3", simkit.IMAGE, None, None, 0.0)["mpijob"]
-    launcher = _checks.nccl_launcher(job)
+    job = _workloads.nccl_mpijob(P5_NODES, "l3", simkit.IMAGE, None, None, 0.0)["mpijob"]
+    launcher = _workloads.nccl_launcher(job)
     labels = {**simkit.MANAGED, simkit.LEVEL_LABEL: "l3_multi_gpu"}
     return _trainjob.definition(job, name, namespace, "rlstack-nccl-tests", labels, launcher["args"], launcher["env"],
                                 name, [simkit.GPU_TOLERATION], "1Gi")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
 
 REPO = Path(__file__).resolve().parents[3]
 RUN_EXAMPLE = REPO / "roles" / "runner" / "files" / "run_example.py"
@@ -58,22 +59,22 @@ def test_deadline_and_bad_params():
     slow = run_example({"command": [sys.executable, "-c", "import time; time.sleep(30)"], "deadline_s": 1})
     run = json.loads(slow["stdout"].strip().splitlines()[-1])
     assert run["timed_out"] is True and run["duration_s"] < 15
-    assert checks.host_job_result(slow)["state"]["reason"] == "DeadlineExceeded"
+    assert _workloads.host_job_result(slow)["state"]["reason"] == "DeadlineExceeded"
     bad = run_example({"command": []})
-    assert checks.host_job_result(bad)["state"]["reason"] == "NotRun"
-    assert checks.host_job_result({"msg": "async task did not finish"})["log_error"] == "async task did not finish"
+    assert _workloads.host_job_result(bad)["state"]["reason"] == "NotRun"
+    assert _workloads.host_job_result({"msg": "async task did not finish"})["log_error"] == "async task did not finish"
 
 
 def test_exit_code_becomes_the_job_state():
     failed = run_example({"command": [sys.executable, "-c", "import sys; print('x'); sys.exit(3)"], "deadline_s": 30})
-    result = checks.host_job_result(failed)
+    result = _workloads.host_job_result(failed)
     assert (result["state"]["failed"], result["state"]["pods"], result["log"].strip()) == (True, [
         {"pod": "host", "exit_code": 3}], "x")
     assert result["state"]["message"] == "the command exited with 3"
 
 
 def _as_log_checks(result, framework, launched=None):
-    host = checks.host_job_result(result)
+    host = _workloads.host_job_result(result)
     return {"log": host["log"], "state": host["state"], "node": "host",
             "expect": {"framework": framework, "mode": "train", "launched": launched,
                        "error_patterns": [r"^Traceback \(most recent call last\)"]}}
@@ -87,7 +88,7 @@ def test_the_log_leaves_the_host_redacted_and_its_failure_carries_the_cause():
     run = json.loads(result["stdout"].strip().splitlines()[-1])
     assert run["rc"] == 1 and secret not in run["log"]
     assert "config: steps=1 hf_token=[redacted]" in run["log"]
-    judged = checks.log_checks(run["log"], checks.host_job_result(result)["state"], "host",
+    judged = checks.log_checks(run["log"], _workloads.host_job_result(result)["state"], "host",
                                {"framework": "custom", "mode": "train"})
     job = [c for c in judged if c["name"] == "job"][0]
     assert job["excerpt"][2] == "ValueError: reward model returned NaN at step 1 (--crash_in_step)"

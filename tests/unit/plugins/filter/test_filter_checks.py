@@ -12,6 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]
@@ -21,7 +22,7 @@ NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", 
 
 
 def outcome(*parts):
-    return k8s.probe_output(PROBES.joinpath(*parts).read_text(encoding="utf-8") + "__rlstack_rc=0\n")
+    return _probe_pods.probe_output(PROBES.joinpath(*parts).read_text(encoding="utf-8") + "__rlstack_rc=0\n")
 
 
 def test_filters_exposes_the_names():

@@ -11,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.filter import example_jobs as plugin
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
 from filter_helpers import tagged
 
 NODES = [{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8, "efa": 32}]
@@ -23,7 +24,7 @@ def test_one_job_per_example_that_fits_in_order():
     out = plugin.example_jobs(tagged(SOME_EXAMPLES), "train", tagged(NODES), "img:1", 900)
     assert [item["name"] for item in out] == ["one", "two-node"]
     assert out[0]["example"] == SOME_EXAMPLES[0]
-    assert out[0]["job"] == _checks.example_job(SOME_EXAMPLES[0], "train", NODES, "img:1", 900)
+    assert out[0]["job"] == _workloads.example_job(SOME_EXAMPLES[0], "train", NODES, "img:1", 900)
     # RLinf's one-step overrides (its contract in _frameworks.py) are appended to the command
     assert "runner.max_steps=1" in out[0]["job"]["args"] and "runner.max_steps=1" in out[0]["job"]["launched"]["overrides"]
     assert (out[1]["job"]["nodes"], out[1]["job"]["gpus"], out[1]["job"]["deadline_s"]) == (2, 8, 900)
@@ -32,7 +33,7 @@ def test_one_job_per_example_that_fits_in_order():
 def test_eval_mode_and_simulator_env():
     out = plugin.example_jobs(SOME_EXAMPLES[:1], "eval", NODES, "img:1", "600", {"SIM": "x"})
     assert out[0]["job"]["name"] == "eval-one"
-    assert out[0]["job"] == _checks.example_job(SOME_EXAMPLES[0], "eval", NODES, "img:1", 600, {"SIM": "x"})
+    assert out[0]["job"] == _workloads.example_job(SOME_EXAMPLES[0], "eval", NODES, "img:1", 600, {"SIM": "x"})
     assert out[0]["job"]["env"]["SIM"] == "x"
 
 

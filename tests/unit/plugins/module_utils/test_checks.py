@@ -4,7 +4,7 @@
 """Unit tests for plugins/module_utils/_checks.py: each level's evidence turned into level_assert checks.
 
 Probe evidence comes from real recorded probe output (sim/replay/recorded/h200x1, sim/replay/probes) read
-through _k8s_status.probe_output, as the runner reads it; every check is also judged by the same
+through _probe_pods.probe_output, as the runner reads it; every check is also judged by the same
 evaluate_check that level_assert uses, so "fails" here means the level would fail.
 """
 
@@ -18,7 +18,10 @@ import pytest
 import yaml
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -39,7 +42,7 @@ L5_ERROR_PATTERNS = yaml.safe_load((REPO / "roles" / "l5_training_step" / "defau
 
 def outcome(path, marker_rc=0):
     """A probe outcome as the runner builds it: the probe's stdout plus the exec's rc marker."""
-    return k8s.probe_output(Path(path).read_text(encoding="utf-8") + "__rlstack_rc=%d\n" % marker_rc)
+    return _probe_pods.probe_output(Path(path).read_text(encoding="utf-8") + "__rlstack_rc=%d\n" % marker_rc)
 
 
 def data_outcome(path, **changes):
@@ -341,7 +344,7 @@ def test_l0_probe_result_missing_for_a_node():
 
 def test_l0_probe_crashed():
     stdout = '{"probe": "node", "schema": 1, "crashed": true, "error": "Traceback (most recent call last):\\nOSError: [Errno 5] EIO"}\n'
-    crashed = k8s.probe_output(stdout + "__rlstack_rc=1\n")
+    crashed = _probe_pods.probe_output(stdout + "__rlstack_rc=1\n")
     assert crashed["status"] == "crashed"
     result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": crashed}, k8s_expect())
     check = find(result, "probe", "p5-node-1")
@@ -970,26 +973,26 @@ def test_l6_problem_before_start():
 
 def test_nccl_item_from_a_loop_result():
     result = {"item": {"key": "p5-node-1", "value": {}}, "changed": False, "nranks": 8, "complete": True, "network": "NVLink"}
-    item = checks.nccl_item(result, "sweep", {"min_busbw": [{"size": "1G", "floor": 300}]})
+    item = _nccl_checks.nccl_item(result, "sweep", {"min_busbw": [{"size": "1G", "floor": 300}]})
     assert item == {"name": "sweep", "node": "p5-node-1", "facts": result, "expect": {"min_busbw": [{"size": "1G", "floor": 300}]}}
 
 
 def test_nccl_item_failed_or_skipped_has_no_facts():
     for result in ({"failed": True, "msg": "no NCCL output"}, {"skipped": True, "item": {"key": "n2"}}):
-        item = checks.nccl_item(result, "nccl", None)
+        item = _nccl_checks.nccl_item(result, "nccl", None)
         assert item["facts"] is None
         assert item["expect"] == {}
-    assert checks.nccl_item({"skipped": True, "item": {"key": "n2"}}, "nccl", {})["node"] == "n2"
+    assert _nccl_checks.nccl_item({"skipped": True, "item": {"key": "n2"}}, "nccl", {})["node"] == "n2"
 
 
 def test_nccl_item_plain_item_and_empty_result():
-    assert checks.nccl_item({"item": "p5-node-1", "nranks": 8}, "nccl", {})["node"] == ""
-    assert checks.nccl_item(None, "nccl", {}) == {"name": "nccl", "node": "", "facts": {}, "expect": {}}
+    assert _nccl_checks.nccl_item({"item": "p5-node-1", "nranks": 8}, "nccl", {})["node"] == ""
+    assert _nccl_checks.nccl_item(None, "nccl", {}) == {"name": "nccl", "node": "", "facts": {}, "expect": {}}
 
 
 def test_nccl_item_copies_the_expectation():
     expect = {"nranks": 16}
-    item = checks.nccl_item({}, "nccl", expect)
+    item = _nccl_checks.nccl_item({}, "nccl", expect)
     item["expect"]["nranks"] = 1
     assert expect == {"nranks": 16}
 
@@ -1002,7 +1005,7 @@ IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:latest"
 
 
 def test_nccl_mpijob_p5():
-    job = checks.nccl_mpijob(P5_NODES, "rlsv-run1-l3", IMAGE, None, None, 0.0)
+    job = _workloads.nccl_mpijob(P5_NODES, "rlsv-run1-l3", IMAGE, None, None, 0.0)
     assert job["instance_type"] == "p5.48xlarge"
     assert job["mpijob"] == {"name": "rlsv-run1-l3-nccl", "workers": 2, "gpus_per_worker": 8, "efa_per_worker": 32,
                              "node_selector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}, "image": IMAGE, "rdma": True,
@@ -1015,7 +1018,7 @@ def test_nccl_mpijob_p5():
 
 
 def test_nccl_mpijob_g6():
-    job = checks.nccl_mpijob(G6_NODES, "rlsv-run1-phase0", IMAGE, [], [], 0.1)
+    job = _workloads.nccl_mpijob(G6_NODES, "rlsv-run1-phase0", IMAGE, [], [], 0.1)
     assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"], job["mpijob"]["gpus_per_worker"]) == (False, "1G", 1)
     assert (job["mpijob"]["efa_per_worker"], job["mpijob"]["workers"]) == (1, 2)
     assert job["expect"] == {"network": ["efa"], "nranks": 2, "min_busbw": [{"size": 1073741824, "floor": 1.0}],
@@ -1027,14 +1030,14 @@ def test_nccl_mpijob_g6():
 
 def test_nccl_mpijob_explicit_floors_and_network_win():
     floors = [{"size": "16G", "floor": 400}]
-    job = checks.nccl_mpijob(P5_NODES, "l3", IMAGE, floors, ["efa", "ib"], 0.05)
+    job = _workloads.nccl_mpijob(P5_NODES, "l3", IMAGE, floors, ["efa", "ib"], 0.05)
     assert job["expect"]["min_busbw"] == floors
     assert job["expect"]["network"] == ["efa", "ib"]
     assert job["expect"]["tolerance"] == 0.05
 
 
 def test_nccl_mpijob_expectation_is_judged_by_the_verdict_engine():
-    job = checks.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)
+    job = _workloads.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)
     entries = judged({"name": "nccl_tests", "node": "", "facts": None, "expect": job["expect"]})
     assert entries
     assert all(not e["passed"] for e in entries)
@@ -1042,7 +1045,7 @@ def test_nccl_mpijob_expectation_is_judged_by_the_verdict_engine():
 
 def test_nccl_mpijob_without_efa_or_gpus():
     nodes = [{"node": "p5-node-1", "instance_type": "p5.48xlarge", "efa": 0}]
-    job = checks.nccl_mpijob(nodes, "l3", IMAGE, None, None, None)
+    job = _workloads.nccl_mpijob(nodes, "l3", IMAGE, None, None, None)
     assert job["mpijob"]["gpus_per_worker"] == 8
     assert job["expect"]["network"] == []
     assert job["expect"]["nranks"] == 8
@@ -1050,11 +1053,11 @@ def test_nccl_mpijob_without_efa_or_gpus():
 
 
 def test_nccl_mpijob_unknown_type_and_no_nodes():
-    job = checks.nccl_mpijob([{"node": "x", "instance_type": "x9.metal"}], "l3", IMAGE, None, None, 0)
+    job = _workloads.nccl_mpijob([{"node": "x", "instance_type": "x9.metal"}], "l3", IMAGE, None, None, 0)
     assert job["mpijob"]["node_selector"] == {"node.kubernetes.io/instance-type": "x9.metal"}
     assert (job["mpijob"]["rdma"], job["mpijob"]["max_bytes"], job["mpijob"]["gpus_per_worker"]) == (False, "1G", 1)
     assert job["expect"]["min_busbw"] == []
-    empty = checks.nccl_mpijob([], "l3", IMAGE, None, None, 0)
+    empty = _workloads.nccl_mpijob([], "l3", IMAGE, None, None, 0)
     assert (empty["mpijob"]["workers"], empty["mpijob"]["node_selector"], empty["expect"]["nranks"]) == (0, {}, 0)
     assert empty["instance_type"] == ""
 
@@ -1062,7 +1065,7 @@ def test_nccl_mpijob_unknown_type_and_no_nodes():
 def test_example_job_train_appends_the_contract_overrides_and_keeps_the_simulator_env():
     example = {"name": "maniskill", "framework": "rlinf", "command": ["python", "train.py"], "overrides": "data.n=2",
                "env": {"A": "1"}}
-    job = checks.example_job(example, "train", [{"node": "n0", "gpus": 8, "efa": 32}], "img:1", 3600,
+    job = _workloads.example_job(example, "train", [{"node": "n0", "gpus": 8, "efa": 32}], "img:1", 3600,
                              {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "0"})
     assert job["name"] == "train-maniskill" and job["image"] == "img:1"
     assert job["env"] == {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "1"}
@@ -1075,7 +1078,7 @@ def test_example_job_train_appends_the_contract_overrides_and_keeps_the_simulato
 def test_example_job_overrides_in_the_variable_the_launcher_reads():
     example = {"name": "eks", "framework": "rlinf", "command": ["bash", "run_training_eks.sh"],
                "overrides_env": "HYDRA_OVERRIDES"}
-    job = checks.example_job(example, "train", [], "img", 60)
+    job = _workloads.example_job(example, "train", [], "img", 60)
     assert job["args"] == []
     assert job["env"]["HYDRA_OVERRIDES"] == "runner.max_steps=1 runner.save_interval=-1 runner.val_check_interval=-1"
     assert job["launched"]["delivery"] == "environment variable HYDRA_OVERRIDES"
@@ -1084,7 +1087,7 @@ def test_example_job_overrides_in_the_variable_the_launcher_reads():
 def test_example_job_eval_uses_the_evaluation_command_and_overrides():
     example = {"name": "x", "framework": "verl", "command": ["train"], "gpus": 1, "nodes": 2,
                "evaluation": {"command": ["python3", "-m", "verl.trainer.main_ppo"], "overrides": ["data.val=1"]}}
-    job = checks.example_job(example, "eval", [], "img:2", 600)
+    job = _workloads.example_job(example, "eval", [], "img:2", 600)
     assert job["command"] == ["python3", "-m", "verl.trainer.main_ppo"]
     assert job["args"] == ["trainer.val_only=True", "trainer.val_before_train=True", "trainer.logger=[console]",
                            "data.val=1"]
@@ -1093,7 +1096,7 @@ def test_example_job_eval_uses_the_evaluation_command_and_overrides():
 
 def test_example_job_unknown_framework_is_one_sentence():
     with pytest.raises(ValueError, match="framework 'nope' has no contract; use one of custom, rlinf, trl, verl"):
-        checks.example_job({"name": "x", "framework": "nope"}, "train", [], "img", 60)
+        _workloads.example_job({"name": "x", "framework": "nope"}, "train", [], "img", 60)
 
 
 # ------------------------------------------------------------------------------------------ nccl
@@ -1122,7 +1125,7 @@ def facts(**kw):
 
 def judged(item):
     """nccl_checks' specs judged by the verdict engine, as level_assert does."""
-    return [_verdict.evaluate_check(spec) for spec in checks.nccl_checks(item)]
+    return [_verdict.evaluate_check(spec) for spec in _nccl_checks.nccl_checks(item)]
 
 
 def nccl_checks(fact_dict, **expect):
@@ -1276,7 +1279,7 @@ def parsed_log(path):
 
 
 def l3_checks(log, nodes=None):
-    job = checks.nccl_mpijob(nodes or P5_NODES, "l3", IMAGE, None, None, 0.0)
+    job = _workloads.nccl_mpijob(nodes or P5_NODES, "l3", IMAGE, None, None, 0.0)
     return judged({"name": "nccl_tests", "node": "", "facts": parsed_log(log), "expect": job["expect"]})
 
 
@@ -1302,9 +1305,9 @@ def test_a_host_with_31_of_32_nics_fails_with_that_message():
         "nccl_tests_efa_nics: aws-ofi-nccl on compute-gpu-st-distributed-ml-2 found 31 of the 32 EFA NICs of "
         "p5.48xlarge (expected >= 32, saw 31)")
     assert "fewer EFA NICs" in failed[0]["hint"]
-    result = _verdict.build_level_result("l3_multi_gpu", checks=checks.nccl_checks(
+    result = _verdict.build_level_result("l3_multi_gpu", checks=_nccl_checks.nccl_checks(
         {"name": "nccl_tests", "facts": parsed_log(LOGS / "l3-efa-nic-missing.log"),
-         "expect": checks.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)["expect"]}))
+         "expect": _workloads.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)["expect"]}))
     assert result["status"] == "FAIL" and result["nodes"]["compute-gpu-st-distributed-ml-2"]["status"] == "FAIL"
 
 

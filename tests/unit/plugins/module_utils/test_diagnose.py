@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose as diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "k8s"
 
@@ -154,6 +155,6 @@ def test_a_probe_pod_on_a_lost_node_ends_the_wait_and_the_result_names_the_node(
     assert summary["states"][0]["problem"]["kind"] == "node_not_ready"
     by_node = next(n for n in data["nodes"] if n["metadata"]["name"] == node)
     assert diagnose.node_problem(by_node)[0] == "node_not_ready"
-    result = k8s.probe_results([], [{"node": node}], summary, [], 900, 1200, nodes=data["nodes"])[node]
+    result = _probe_pods.probe_results([], [{"node": node}], summary, [], 900, 1200, nodes=data["nodes"])[node]
     assert "node %s is NotReady" % node in result["error"], result["error"]
     assert result["hint"] == diagnose.FIXES["node_not_ready"]

@@ -21,6 +21,7 @@ import yaml
 jsonschema = pytest.importorskip("jsonschema")
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health as gh
 from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
@@ -214,11 +215,11 @@ REPLAY = REPO / "sim" / "replay" / "probes" / "probe_node"
 
 def replay_outcome(variant):
     text = (REPLAY / variant / "p5.48xlarge.out").read_text()
-    return k8s.probe_output(text + "__rlstack_rc=0\n")
+    return _probe_pods.probe_output(text + "__rlstack_rc=0\n")
 
 
 def sim_node(name, spec=None):
-    """A p5 node as the sim shows it under a scenario (simctl.py apply_node_health adds its conditions/labels)."""
+    """A p5 node as the sim shows it under a scenario (sim/scenario_engine.py apply_node_health adds its conditions/labels)."""
     spec = spec or {}
     labels = dict({"node.kubernetes.io/instance-type": "p5.48xlarge"}, **(spec.get("node_labels") or {}).get(name, {}))
     conditions = [{"type": "Ready", "status": "True"}] + list((spec.get("node_conditions") or {}).get(name, []))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
 
@@ -396,11 +397,11 @@ def test_probe_not_started_puts_the_not_ready_node_before_what_it_did_to_the_pod
     deleted["metadata"]["deletionTimestamp"] = stamp(NOW - 5)  # the taint manager, after tolerationSeconds
     states = k8s.pods_summary([deleted], expected=1, want="probes", now=NOW)["states"]
     assert states[0]["problem"]["kind"] == "deleted"
-    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
+    out = _probe_pods.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
     assert "node p5-node-1 is NotReady" in out["p5-node-1"]["error"]
     assert out["p5-node-1"]["hint"] == _diagnose.FIXES["node_not_ready"]
     # on a Ready node the deletion is the cause
-    assert out != k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[])
+    assert out != _probe_pods.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[])
 
 
 def test_pods_summary_no_pods():
@@ -731,7 +732,7 @@ def test_recorded_probe_files_exist():
 
 @pytest.mark.parametrize("path", RECORDED_PROBES, ids=[str(p.relative_to(REPO)) for p in RECORDED_PROBES])
 def test_probe_output_reads_every_recorded_probe(path):
-    out = k8s.probe_output(path.read_text(encoding="utf-8"))
+    out = _probe_pods.probe_output(path.read_text(encoding="utf-8"))
     assert out["status"] == "ok", out["error"]
     assert out["rc"] is None
     assert out["error"] is None
@@ -742,7 +743,7 @@ def test_probe_output_reads_every_recorded_probe(path):
 def test_probe_output_node_probe_with_leading_blank_line():
     text = (RECORDED / "probe_node.out").read_text(encoding="utf-8")
     assert text.startswith("\n")
-    out = k8s.probe_output(text)
+    out = _probe_pods.probe_output(text)
     assert out["data"]["probe"] == "node"
     assert out["data"]["gpu_count"] == 1
     assert out["data"]["gpus"][0]["name"] == "NVIDIA H200"
@@ -751,7 +752,7 @@ def test_probe_output_node_probe_with_leading_blank_line():
 def test_probe_output_tail_is_15_lines_of_a_long_log():
     text = (RECORDED / "probe_multigpu.out").read_text(encoding="utf-8")
     assert len(text.splitlines()) > 100
-    out = k8s.probe_output(text)
+    out = _probe_pods.probe_output(text)
     tail = out["stdout_tail"].splitlines()
     assert len(tail) == 15
     assert json.loads(tail[-1])["probe"] == "multigpu"
@@ -761,7 +762,7 @@ def test_probe_output_tail_is_15_lines_of_a_long_log():
 
 def test_probe_output_rc_marker_is_read_and_removed():
     body = (RECORDED / "probe_runtime.out").read_text(encoding="utf-8")
-    out = k8s.probe_output(body + "__rlstack_rc=0\n")
+    out = _probe_pods.probe_output(body + "__rlstack_rc=0\n")
     assert out["status"] == "ok"
     assert out["rc"] == 0
     assert "__rlstack_rc" not in out["stdout"]
@@ -772,7 +773,7 @@ def test_probe_output_rc_marker_is_read_and_removed():
 @pytest.mark.parametrize("code", [1, 2, 124, 137, 139, -9])
 def test_probe_output_rc_marker_with_a_crash_exit_code(code):
     text = '{"probe": "runtime", "schema": 1, "error": "Traceback (most recent call last):\\nImportError: libcudart.so.13"}\n'
-    out = k8s.probe_output(text + "__rlstack_rc=%d\n" % code)
+    out = _probe_pods.probe_output(text + "__rlstack_rc=%d\n" % code)
     assert out["status"] == "crashed"
     assert out["rc"] == code
     assert out["error"] == "the probe crashed (exit code %d): ImportError: libcudart.so.13" % code
@@ -780,21 +781,21 @@ def test_probe_output_rc_marker_with_a_crash_exit_code(code):
 
 
 def test_probe_output_explicit_rc_wins():
-    out = k8s.probe_output('{"probe": "node"}\n', rc=1)
+    out = _probe_pods.probe_output('{"probe": "node"}\n', rc=1)
     assert (out["status"], out["rc"]) == ("crashed", 1)
     assert out["error"] == "the probe crashed (exit code 1): "
-    assert k8s.probe_output('{"probe": "node"}\n', rc=0)["status"] == "ok"
+    assert _probe_pods.probe_output('{"probe": "node"}\n', rc=0)["status"] == "ok"
 
 
 def test_probe_output_last_marker_counts():
-    out = k8s.probe_output('__rlstack_rc=5\n{"probe": "node"}\n__rlstack_rc=0\n')
+    out = _probe_pods.probe_output('__rlstack_rc=5\n{"probe": "node"}\n__rlstack_rc=0\n')
     assert out["rc"] == 0
     assert out["status"] == "ok"
     assert out["stdout"] == '__rlstack_rc=5\n{"probe": "node"}'
 
 
 def test_probe_output_unreadable_marker():
-    out = k8s.probe_output('{"probe": "node"}\n__rlstack_rc=oops\n')
+    out = _probe_pods.probe_output('{"probe": "node"}\n__rlstack_rc=oops\n')
     assert out["rc"] is None
     assert out["status"] == "ok"
     assert "__rlstack_rc" not in out["stdout"]
@@ -802,14 +803,14 @@ def test_probe_output_unreadable_marker():
 
 def test_probe_output_crashed_flag_without_exit_code():
     error = "Traceback (most recent call last):\n  File \"probe.py\", line 3\nRuntimeError: CUDA error: no kernel image is available\n"
-    out = k8s.probe_output(json.dumps({"probe": "runtime", "crashed": True, "error": error}) + "\n__rlstack_rc=0\n")
+    out = _probe_pods.probe_output(json.dumps({"probe": "runtime", "crashed": True, "error": error}) + "\n__rlstack_rc=0\n")
     assert out["status"] == "crashed"
     assert out["rc"] == 0
     assert out["error"] == "the probe crashed (exit code 0): RuntimeError: CUDA error: no kernel image is available"
 
 
 def test_probe_output_trailing_blank_lines_are_skipped():
-    out = k8s.probe_output('NCCL INFO x\n{"probe": "smoke", "ok": true}\n\n   \n\n')
+    out = _probe_pods.probe_output('NCCL INFO x\n{"probe": "smoke", "ok": true}\n\n   \n\n')
     assert out["status"] == "ok"
     assert out["data"] == {"probe": "smoke", "ok": True}
 
@@ -817,7 +818,7 @@ def test_probe_output_trailing_blank_lines_are_skipped():
 def test_probe_output_without_json_names_the_last_stderr_line():
     stdout = "Traceback (most recent call last):\n  File \"/probe/probe_runtime.py\", line 1\n__rlstack_rc=1\n"
     stderr = "\n".join("warning %d" % i for i in range(20)) + "\nModuleNotFoundError: No module named 'torch'\n"
-    out = k8s.probe_output(stdout, stderr=stderr)
+    out = _probe_pods.probe_output(stdout, stderr=stderr)
     assert out["status"] == "no_output"
     assert out["rc"] == 1
     assert out["data"] is None
@@ -830,14 +831,14 @@ def test_probe_output_without_json_names_the_last_stderr_line():
 @pytest.mark.parametrize("stdout", ["", None, "\n\n", "Segmentation fault (core dumped)\n", '{"probe": "node"}\nKilled\n',
                                     '{"probe": "node", "truncated\n', "[1, 2, 3]\n", '{"a": 1} trailing\n'])
 def test_probe_output_no_json_result(stdout):
-    out = k8s.probe_output(stdout)
+    out = _probe_pods.probe_output(stdout)
     assert out["status"] == "no_output"
     assert out["data"] is None
     assert out["error"] == "the probe printed no JSON result (exit code None)"
 
 
 def test_probe_output_stderr_is_ignored_when_json_is_there():
-    out = k8s.probe_output('{"probe": "node"}\n', rc=0, stderr="NCCL WARN something\n")
+    out = _probe_pods.probe_output('{"probe": "node"}\n', rc=0, stderr="NCCL WARN something\n")
     assert out["status"] == "ok"
     assert out["stderr_tail"] == "NCCL WARN something"
 
@@ -1055,7 +1056,7 @@ def test_probe_not_started_reports_the_pod_problem_with_its_events():
     messages = [{"message": IMAGE_MSG}, {"message": IMAGE_MSG}, {"message": "Pulling image"}]
     events = [{"item": {"pod": "rlsv-r-l1-a"}, "resources": messages}]
     targets = [{"node": "p5-node-0"}, {"node": "p5-node-1"}]
-    out = k8s.probe_not_started(targets, {"p5-node-0": {"status": "ok"}}, states, events, 900)
+    out = _probe_pods.probe_not_started(targets, {"p5-node-0": {"status": "ok"}}, states, events, 900)
     assert list(out) == ["p5-node-1"]
     outcome = out["p5-node-1"]
     assert outcome["status"] == "not_started" and outcome["data"] is None
@@ -1067,17 +1068,17 @@ def test_probe_not_started_reports_the_pod_problem_with_its_events():
 def test_probe_not_started_without_a_problem_names_the_timeout_and_phase():
     states = k8s.pods_summary([make_pod("rlsv-r-l1-a", "Pending", age_s=5.0, labels={"rlstack.io/target": "n-1"})],
                               expected=1, now=NOW)["states"]
-    out = k8s.probe_not_started([{"node": "N_1"}, {"node": "n-2"}], {}, states, [], "900")
+    out = _probe_pods.probe_not_started([{"node": "N_1"}, {"node": "n-2"}], {}, states, [], "900")
     assert out["N_1"]["error"] == "the probe pod did not start within 900 s (Pending)"
     assert "image pull is slow" in out["N_1"]["hint"]
     # every probe pod exists before the wait: a target without one had its pod deleted or evicted
     assert out["n-2"]["error"].startswith("the probe pod is gone: it was deleted or evicted")
     assert out["n-2"]["events"] == [] and out["n-2"]["hint"] == _diagnose.FIXES["deleted"]
-    assert k8s.probe_not_started([{"node": "n"}], {"n": {}}, [], [], 900) == {}
+    assert _probe_pods.probe_not_started([{"node": "n"}], {"n": {}}, [], [], 900) == {}
 
 
 def test_probe_not_started_when_the_pods_could_not_be_listed_claims_nothing():
-    out = k8s.probe_not_started([{"node": "n-2"}], {}, [], [], 900, listed=False)
+    out = _probe_pods.probe_not_started([{"node": "n-2"}], {}, [], [], 900, listed=False)
     assert out["n-2"]["error"] == "the probe pod did not start within 900 s (its state could not be read)"
 
 
@@ -1092,7 +1093,7 @@ def test_probe_not_started_names_the_node_that_went_not_ready():
                      labels={"rlstack.io/target": "p5-node-1"})]
     states = k8s.pods_summary(pods, expected=1, want="probes", now=NOW)["states"]
     healthy = {"metadata": {"name": "p5-node-0"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
-    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[healthy, NOT_READY_NODE])
+    out = _probe_pods.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[healthy, NOT_READY_NODE])
     assert out["p5-node-1"]["error"] == ("the probe pod did not finish (Pending): node p5-node-1 is NotReady "
                                          "(Kubelet stopped posting node status.)")
     assert out["p5-node-1"]["hint"] == _diagnose.FIXES["node_not_ready"]
@@ -1101,9 +1102,9 @@ def test_probe_not_started_names_the_node_that_went_not_ready():
                        conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
                                     "message": "Eviction API: evicting"}])
     states = k8s.pods_summary([evicted], expected=1, want="probes", now=NOW)["states"]
-    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[healthy])
+    out = _probe_pods.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[healthy])
     assert out["p5-node-1"]["error"].startswith("Evicted: pod rlsv-r-l1-a was evicted")
-    out = k8s.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
+    out = _probe_pods.probe_not_started([{"node": "p5-node-1"}], {}, states, [], 60, nodes=[NOT_READY_NODE])
     assert "node p5-node-1 is NotReady" in out["p5-node-1"]["error"]
 
 

@@ -12,6 +12,8 @@ import yaml
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _trainjob
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "trainer")
 P5_NODES = [{"node": "p5-node-0", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32},
@@ -56,8 +58,8 @@ def test_each_misfit_is_one_sentence():
 
 
 def definition(queue=""):
-    job = _checks.nccl_mpijob(P5_NODES, "l3", "nccl:1", None, None, 0.0)["mpijob"]
-    launcher = _checks.nccl_launcher(job)
+    job = _workloads.nccl_mpijob(P5_NODES, "l3", "nccl:1", None, None, 0.0)["mpijob"]
+    launcher = _workloads.nccl_launcher(job)
     return _trainjob.definition(job, "rlsv-run1-l3-nccl", "ns", "rlstack-nccl-tests", {"rlstack.io/run": "run1"},
                                 launcher["args"], launcher["env"], "rlsv-run1-l3-nccl",
                                 [{"key": "nvidia.com/gpu", "operator": "Exists"}], "64Gi", queue=queue,
@@ -150,8 +152,8 @@ def test_a_suspended_trainjob_is_not_admitted():
 
 
 def test_the_launcher_command_has_one_home():
-    job = _checks.nccl_mpijob(P5_NODES, "l3", "nccl:1", None, None, 0.0)["mpijob"]
-    launcher = _checks.nccl_launcher(job)
+    job = _workloads.nccl_mpijob(P5_NODES, "l3", "nccl:1", None, None, 0.0)["mpijob"]
+    launcher = _workloads.nccl_launcher(job)
     assert launcher["np"] == 16
     assert launcher["args"] == [
         "--allow-run-as-root", "--tag-output", "-np", "16", "-bind-to", "none", "-map-by", "slot",

@@ -20,6 +20,8 @@ from html.parser import HTMLParser
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _nccl, _nccl_results, _profiles
+
+from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _report_html as h
 
@@ -91,7 +93,7 @@ def l3_sweep(instance_type=None):
     expect = {"min_busbw": [{"size": "4G", "floor": floor}]}
     if instance_type:
         expect["transport"] = {"instance_type": instance_type}
-    return _checks.nccl_sweep({"name": "sweep", "node": "gpu-host", "facts": facts, "expect": expect}), facts
+    return _nccl_checks.nccl_sweep({"name": "sweep", "node": "gpu-host", "facts": facts, "expect": expect}), facts
 
 
 def l3_document(instance_type="p5en.48xlarge"):
@@ -294,19 +296,19 @@ def test_sweep_comes_from_the_table_the_checks_judge():
     four = [p for p in sweep["points"] if p["size"] == 4 << 30][0]
     assert four["busbw"] == _nccl_results.busbw_at_size(facts, 4 << 30)
     assert sweep["floors"] == [{"size": 4 << 30, "floor": 337.5}]
-    assert _checks.nccl_sweep({"name": "x", "facts": None}) is None
-    assert _checks.nccl_sweep({"name": "x", "facts": {"tables": []}}) is None
+    assert _nccl_checks.nccl_sweep({"name": "x", "facts": None}) is None
+    assert _nccl_checks.nccl_sweep({"name": "x", "facts": {"tables": []}}) is None
 
 
 def test_nccl_item_carries_the_nodes_instance_type_to_the_sweep():
     facts = _nccl.parse_file(L3_LOG)
     result = dict(facts, item={"key": "p5en-node-0", "value": {}})
-    item = _checks.nccl_item(result, "sweep", {}, {"p5en-node-0": "p5en.48xlarge", "other": "g6.8xlarge"})
+    item = _nccl_checks.nccl_item(result, "sweep", {}, {"p5en-node-0": "p5en.48xlarge", "other": "g6.8xlarge"})
     assert item["instance_type"] == "p5en.48xlarge"
-    sweep = _checks.nccl_sweep(item)
+    sweep = _nccl_checks.nccl_sweep(item)
     assert sweep["instance_type"] == "p5en.48xlarge" and sweep["node"] == "p5en-node-0"
     assert h.sweep_limit(sweep)["gbps"] == 450.0
-    assert "instance_type" not in _checks.nccl_item(result, "sweep", {}, {"other": "g6.8xlarge"})
+    assert "instance_type" not in _nccl_checks.nccl_item(result, "sweep", {}, {"other": "g6.8xlarge"})
 
 
 def test_level_assert_records_the_sweeps():

@@ -1,0 +1,228 @@
+"""The node runtime (split from simctl.py): what kwok's fake kubelets do not, answering pod logs and exec with the
+outputs recorded on real GPU machines (sim/replay), running probe pods' entrypoints, and marking a multi-node
+Job's pods once their peers run; in exec mode (SIM_EXEC=host) exec_runtime.py runs every pod's command instead."""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import exec_runtime
+
+from simcommon import (
+    COMPONENT_LABEL,
+    EXAMPLE_LABEL,
+    ISOLATE_LEVEL,
+    JOBSET_ROLE_LABEL,
+    JOB_INDEX_LABEL,
+    JOB_NAME_LABEL,
+    LEVEL_LABEL,
+    PAIR_CRASH_LABEL,
+    PEERS_RUNNING,
+    PROBE_DONE,
+    ROLE_LABEL,
+    STATE,
+    SYSTEM_NAMESPACES,
+    apply,
+    clients,
+    kubeconfig,
+    scenarios,
+)
+
+
+SIM = Path(__file__).resolve().parent
+
+
+def cri_log(source: Path, dest: Path) -> None:
+    """Write a recorded log in the CRI format kwok's log server requires."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    with open(source, "rb") as src, open(dest, "w", encoding="utf-8") as out:
+        for i, raw in enumerate(src.read().decode("utf-8", errors="replace").splitlines()):
+            ts = (now + datetime.timedelta(microseconds=i)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            out.write(f"{ts} stdout F {raw}\n")
+
+
+def log_source(pod, scenario: str) -> Path | None:
+    labels = pod.metadata.labels or {}
+    level = labels.get(LEVEL_LABEL)
+    if not level:
+        return None
+    role = labels.get(ROLE_LABEL) or labels.get(JOBSET_ROLE_LABEL) or ""
+    spec = scenarios().get(scenario) or {}
+    overrides = spec.get("logs") or {}
+    key = f"{level}/{role}" if role else level
+    example = labels.get(EXAMPLE_LABEL, "")
+    nodes = pod_nodes(pod)
+    if nodes > 1 and labels.get(JOB_INDEX_LABEL) not in (None, "0"):
+        return None  # a multi-node Job's worker (ray start --block) prints nothing the collection reads
+    name = (overrides.get(f"{level}@{example}") if example else None) or overrides.get(key) or overrides.get(level)
+    if not name:
+        defaults = {"l3_multi_gpu/launcher": "l3-efa-healthy.log", "phase0_efa/launcher": "phase0-g6-efa.log",
+                    "l5_training_step": "l5-train-step.log", "l6_evaluation": "l6-eval.log"}
+        name = defaults.get(key)
+        # A multi-node head's log reports its N-node cluster where a recording exists (l5-train-step-2node.log).
+        if name and nodes > 1 and (SIM / "replay" / "logs" / name.replace(".log", f"-{nodes}node.log")).exists():
+            name = name.replace(".log", f"-{nodes}node.log")
+    return SIM / "replay" / "logs" / name if name else None
+
+
+def pod_nodes(pod) -> int:
+    """RLSTACK_NODES of a pod's container (the nodes of its multi-node Job), 1 without it."""
+    for container in pod.spec.containers or []:
+        for env in container.env or []:
+            if env.name == "RLSTACK_NODES" and (env.value or "").isdigit():
+                return int(env.value)
+    return 1
+
+
+def mark_peers(core, pod) -> None:
+    """Mark every pod of a multi-node Job as soon as all of them run (WAITS_FOR_PEERS)."""
+    job = (pod.metadata.labels or {}).get("batch.kubernetes.io/job-name")
+    nodes = pod_nodes(pod)
+    if not job or nodes < 2 or pod.status.phase != "Running" or PEERS_RUNNING in (pod.metadata.annotations or {}):
+        return
+    peers = core.list_namespaced_pod(pod.metadata.namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
+    running = [p for p in peers.items if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
+    if len(running) >= nodes:
+        for peer in running:
+            core.patch_namespaced_pod(peer.metadata.name, peer.metadata.namespace,
+                                      {"metadata": {"annotations": {PEERS_RUNNING: "true"}}})
+
+
+def _load_sim_module(name: str, path: Path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def pair_launcher_log(core, pod, scenario: str, dest: Path) -> None:
+    """A bad-node isolation pair's launcher log: the real 2-node log scaled to the pair's bandwidth
+    (sim/replay/pairlog.py, docs/isolation.md). The pair is where the MPIJob's workers run."""
+    labels = pod.metadata.labels or {}
+    pairlog = _load_sim_module("sim_pairlog", SIM / "replay" / "pairlog.py")
+    replay = _load_sim_module("sim_replay", SIM / "replay.py")
+    workers = core.list_namespaced_pod(pod.metadata.namespace,
+                                       label_selector=f"{JOB_NAME_LABEL}={labels.get(JOB_NAME_LABEL, '')},"
+                                                      f"{ROLE_LABEL}=worker").items
+    nodes = sorted(w.spec.node_name for w in workers if w.spec.node_name)
+    text, crashed = pairlog.pair_log((scenarios().get(scenario) or {}).get("pairs") or {}, nodes, replay.node_variant)
+    raw = dest.with_suffix(".raw")
+    raw.write_text(text, encoding="utf-8")
+    cri_log(raw, dest)
+    if crashed:
+        core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace,
+                                  {"metadata": {"labels": {PAIR_CRASH_LABEL: "true"}}})
+
+
+def is_probe_pod(pod) -> bool:
+    containers = pod.spec.containers or []
+    return ((pod.metadata.labels or {}).get(COMPONENT_LABEL) == "probe" and bool(containers)
+            and (containers[0].command or [])[:1] == ["sh"])
+
+
+def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
+    apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+                "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+                "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
+
+
+_PROBE_THREAD = threading.local()
+
+
+def thread_core():
+    """A CoreV1Api per probe thread, made once: clients() runs API discovery, too dear once per pod at 256 nodes."""
+    core = getattr(_PROBE_THREAD, "core", None)
+    if core is None:
+        from kubernetes import client, config
+        core = _PROBE_THREAD.core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig())))
+    return core
+
+
+def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
+    """Run a probe pod's command as a kubelet would (replayed python3 on PATH); its output is the pod's log."""
+    ns, name = pod.metadata.namespace, pod.metadata.name
+    container = pod.spec.containers[0]
+    env = {"HOME": str(STATE / "exec"), "LANG": "C.UTF-8"}
+    env.update({e["name"]: e["value"] for e in envs})
+    env.update({e.name: e.value for e in (container.env or []) if e.value is not None})
+    env["NODE_NAME"] = pod.spec.node_name
+    env["PATH"] = next(e["value"] for e in envs if e["name"] == "PATH")
+    try:
+        proc = subprocess.run(list(container.command or []) + list(container.args or []), env=env,
+                              cwd=STATE / "exec", capture_output=True, timeout=120, check=False)
+        text = proc.stdout.decode("utf-8", errors="replace") + proc.stderr.decode("utf-8", errors="replace")
+    except subprocess.TimeoutExpired:
+        text = "sim: the probe command ran past 120 s\n"
+    raw = dest.with_suffix(".raw")
+    raw.write_text(text)
+    cri_log(raw, dest)
+    logs_object(dyn, ns, name, owner, dest)
+    try:  # the sim-probe-complete stage ends pods marked so
+        thread_core().patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
+    except Exception as exc:  # the pod may be gone already
+        print(f"runtime: marking {ns}/{name} done: {type(exc).__name__}: {exc}", flush=True)
+
+
+def runtime() -> None:
+    """Give every pod on a simulated node an Exec (replayed probes) and a Logs object (recorded logs)."""
+    if exec_runtime.enabled(STATE):  # SIM_EXEC=host: every pod's command runs for real instead
+        return exec_runtime.run(clients, STATE, SYSTEM_NAMESPACES)
+    import concurrent.futures
+    from kubernetes import watch
+    probes = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="probe-pod")
+    client, api, dyn = clients()
+    core = client.CoreV1Api(api)
+    node_types = {}
+    done = set()
+    path_env = f"{STATE / 'fakebin'}:/usr/local/bin:/usr/bin:/bin"
+    while True:
+        try:
+            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60):
+                pod = event["object"]
+                ns, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
+                key = (ns, name, pod.metadata.uid)
+                if event["type"] != "DELETED" and node and ns not in SYSTEM_NAMESPACES:
+                    try:
+                        mark_peers(core, pod)
+                    except Exception as exc:  # a peer deleted meanwhile: the next event of the Job tries again
+                        print(f"runtime: marking the peers of {ns}/{name}: {type(exc).__name__}: {exc}", flush=True)
+                if event["type"] == "DELETED" or not node or ns in SYSTEM_NAMESPACES or key in done:
+                    continue
+                if node not in node_types:
+                    n = core.read_node(node)
+                    node_types[node] = (n.metadata.labels or {}).get("node.kubernetes.io/instance-type", "")
+                owner = [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod.metadata.uid}]
+                scenario = (STATE / "scenario").read_text().strip()
+                envs = [{"name": "PATH", "value": path_env}, {"name": "SIM_NODE", "value": node},
+                        {"name": "SIM_INSTANCE_TYPE", "value": node_types[node]},
+                        {"name": "SIM_POD", "value": f"{ns}/{name}"}, {"name": "SIM_STATE", "value": str(STATE)},
+                        {"name": "SIM_LEVEL", "value": (pod.metadata.labels or {}).get(LEVEL_LABEL, "")}]
+                dest = STATE / "podlogs" / f"{ns}_{name}.log"
+                if is_probe_pod(pod):
+                    # A probe pod's entrypoint is its probe: run that command here (python3 is the
+                    # replayer), make its output the pod's log, then let the sim-probe-complete stage end it.
+                    # Nothing execs into it (the runner reads its log), so it gets no Exec object.
+                    probes.submit(run_probe_pod, pod, envs, dest, dyn, owner)
+                    done.add(key)
+                    continue
+                apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
+                            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+                            "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
+                labels = pod.metadata.labels or {}
+                source = log_source(pod, scenario)
+                if labels.get(LEVEL_LABEL) == ISOLATE_LEVEL and labels.get(ROLE_LABEL) == "launcher":
+                    pair_launcher_log(core, pod, scenario, dest)
+                elif source is not None:
+                    cri_log(source, dest)
+                else:
+                    dest.write_text("")
+                logs_object(dyn, ns, name, owner, dest)
+                done.add(key)
+        except Exception as exc:  # keep serving: the API server may restart or a watch may expire
+            print(f"runtime: {type(exc).__name__}: {exc}", flush=True)
+            time.sleep(1)
