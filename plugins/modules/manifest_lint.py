@@ -95,7 +95,7 @@ options:
     description:
       - "Scripts and docs whose C(envsubst) calls say how the repository renders each manifest of O(paths) (with the
         manifests' own comments). A file that any call restricts (C(envsubst '${A} ${B}' < file)) is rendered
-        with the union of those names; see C(plugins/module_utils/_render_plan.py). O(envsubst_vars) wins over them."
+        with the union of those names; see C(plugins/module_utils/lint/_render_plan.py). O(envsubst_vars) wins over them."
     type: list
     elements: path
     default: []
@@ -370,13 +370,17 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.rlstack.validation.plugins.module_utils import (
-    _envsubst, _k8s_schema, _node_groups, _pitfall_rules)
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import (
+    _envsubst,
+    _k8s_schema,
+    _node_groups,
+    _pitfall_rules,
+)
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import (
     LintError, check, finding_checks, finding_node, is_k8s_object)
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import (
     ENVSUBST_MODES, ManifestLinter, manifest_files, split_by_row)
-from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_plain
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._yaml_marks import load_plain
 
 
 def argument_spec():
