@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob

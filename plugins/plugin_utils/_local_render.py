@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import dns_label

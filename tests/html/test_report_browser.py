@@ -23,7 +23,6 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
 
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _nccl_checks

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 import simkit
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 

@@ -13,9 +13,8 @@ import json
 
 try:  # imported as part of the collection
     from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
-    from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _profiles
 except ImportError:  # pragma: no cover - only when the file is used on its own
-    _frameworks = _profiles = None
+    _frameworks = None
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._checks import _profile
 
 

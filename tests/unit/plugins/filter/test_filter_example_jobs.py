@@ -10,7 +10,6 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.filter import example_jobs as plugin
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 from filter_helpers import tagged
 

@@ -22,7 +22,6 @@ jsonschema = pytest.importorskip("jsonschema")
 
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
 from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _gpu_health as gh
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _verdict
 

@@ -10,7 +10,6 @@ import os
 
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob
 
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads

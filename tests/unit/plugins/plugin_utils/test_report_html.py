@@ -19,7 +19,6 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_results
 from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _profiles
 
