@@ -5,7 +5,7 @@
 The real controllers (kubeflow/trainer v2.3.0, sigs.k8s.io/jobset v0.12.0) are not built here: both need
 their webhooks and cert management in-cluster. This loop does, for an MPI runtime, what their sources say
 they do, and nothing else (every point checked in those sources, files named in
-plugins/module_utils/_trainjob.py):
+plugins/module_utils/workloads/_trainjob.py):
 
 * a suspended TrainJob gets Suspended=True (reason Suspended, "TrainJob is suspended") and no Jobs;
 * otherwise one batch/v1 Job per replicated job of the referenced ClusterTrainingRuntime, named

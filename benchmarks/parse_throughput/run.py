@@ -2,7 +2,7 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Throughput and memory of the NCCL log parser (plugins/module_utils/_nccl*.py, through _nccl.parse_file) next to grep.
+"""Throughput and memory of the NCCL log parser (plugins/module_utils/nccl/_nccl*.py, through _nccl.parse_file) next to grep.
 
 Generates an NCCL_DEBUG=INFO log shaped like a 256-rank run (32 nodes x 8 GPUs, every line tagged
 by Open MPI as "[1,<rank>]<stdout>:", thousands of channel/ring/tree/proxy INFO lines per rank,
@@ -203,7 +203,7 @@ def _vm_hwm_kib():
 def child(path):
     """Runs in the child process: parse, then print one JSON line."""
     sys.path.insert(0, COLLECTIONS)
-    from ansible_collections.rlstack.validation.plugins.module_utils import _nccl  # noqa: E402
+    from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl  # noqa: E402
 
     before_kib = _vm_hwm_kib()
     start = time.perf_counter()

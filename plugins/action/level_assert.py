@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils._level_assert import argument_spec, judge
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import argument_spec, judge
 
 
 def mergeable(data):

@@ -41,7 +41,7 @@ import sys
 
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_absent
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_guard, _run_lease
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,7 +52,7 @@ _OWN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(_COLLECTION)))
 
 
 def _runner_kinds():
-    """What a run may create, from its one home (plugins/module_utils/_objects_absent.py, RUN_KINDS)."""
+    """What a run may create, from its one home (plugins/module_utils/k8s/_objects_absent.py, RUN_KINDS)."""
     return _objects_absent.run_kinds()
 
 

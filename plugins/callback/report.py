@@ -82,7 +82,7 @@ from ansible import constants as C
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils._report import (
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._report import (
     build_reports,
     plain,
     render_table_kinds,

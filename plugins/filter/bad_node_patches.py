@@ -18,7 +18,7 @@ description:
   - See docs/fleet-scale.md for the names and playbooks/release_nodes.yml for the undo.
 options:
   _input:
-    description: The run's findings (each level result's C(findings), from C(plugins/module_utils/_bad_nodes.py), added up).
+    description: The run's findings (each level result's C(findings), from C(plugins/module_utils/fleet/_bad_nodes.py), added up).
     type: list
     elements: dict
     required: true
@@ -59,7 +59,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _bad_nodes
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _bad_nodes
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

@@ -41,7 +41,7 @@ _value:
   elements: dict
 """
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _bad_nodes
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _bad_nodes
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

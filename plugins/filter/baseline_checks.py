@@ -40,7 +40,7 @@ _value:
   elements: dict
 """
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _baseline
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _baseline
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

@@ -60,7 +60,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _baseline
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _baseline
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

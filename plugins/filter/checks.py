@@ -2,16 +2,16 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters that turn each level's evidence into level_assert checks (logic in module_utils/_checks.py)."""
+"""Filters that turn each level's evidence into level_assert checks (logic in module_utils/verdicts/_checks.py)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
-from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _gpu_health
 from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
@@ -57,7 +57,7 @@ def eval_checks(result, node, expect):
 def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
     try:
         return _workloads.example_job(_plain(example or {}), str(mode), _plain(nodes or []), str(image), int(deadline_s),
-                                   _plain(simulator_env or {}))
+                                      _plain(simulator_env or {}))
     except ValueError as exc:  # an unknown framework or a bad pattern: one sentence
         raise AnsibleFilterError(str(exc)) from None
 

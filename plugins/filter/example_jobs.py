@@ -66,7 +66,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _describe
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _describe
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 
 

@@ -56,7 +56,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _cost
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _cost
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

@@ -2,11 +2,11 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters of bad-node isolation (roles/isolate, docs/isolation.md); the logic is module_utils/_isolate.py."""
+"""Filters of bad-node isolation (roles/isolate, docs/isolation.md); the logic is module_utils/fleet/_isolate.py."""
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _isolate
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _isolate
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain, _grace
 
 

@@ -13,8 +13,8 @@ import shutil
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import display_path
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import display_path
 from ansible_collections.rlstack.validation.plugins.plugin_utils import (
     _lint_files, _local_closing, _local_plan, _local_render, _references, _sarif)
 

@@ -6,11 +6,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _nccl_checks
 from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
 
@@ -20,7 +19,7 @@ def nccl_item(result, name="nccl", expect=None, instance_types=None):
 
 def nccl_mpijob(nodes, name, image, floors=None, network=None, tolerance=0.0):
     return _workloads.nccl_mpijob(_plain(nodes or []), str(name), str(image), _plain(floors or []),
-                               _plain(network or []), float(tolerance or 0.0))
+                                  _plain(network or []), float(tolerance or 0.0))
 
 
 def nccl_launcher(mpijob):

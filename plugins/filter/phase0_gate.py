@@ -84,7 +84,8 @@ import time
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _cost, _fingerprint, _gate
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _cost
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _fingerprint, _gate
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

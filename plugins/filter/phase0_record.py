@@ -50,7 +50,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _gate
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _gate
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
@@ -99,8 +99,8 @@ def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish
                   listed=True):
     """Every target's probe outcome from the probe pods' logs and the start wait's pod states."""
     return _probe_pods.probe_results(_plain(logs or []), _plain(targets or []), _plain(start or {}), _plain(events or []),
-                             _plain(start_timeout_s), _plain(finish_timeout_s), nodes=_plain(nodes or []),
-                             listed=bool(listed))
+                                     _plain(start_timeout_s), _plain(finish_timeout_s), nodes=_plain(nodes or []),
+                                     listed=bool(listed))
 
 
 def dns_label(text, max_len=63):

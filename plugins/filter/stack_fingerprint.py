@@ -57,7 +57,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _fingerprint
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _fingerprint
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain
 
 

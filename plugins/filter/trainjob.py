@@ -2,14 +2,13 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters for nccl-tests as a Kubeflow Trainer v2 TrainJob (logic in module_utils/_trainjob.py)."""
+"""Filters for nccl-tests as a Kubeflow Trainer v2 TrainJob (logic in module_utils/workloads/_trainjob.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
-from ansible_collections.rlstack.validation.plugins.module_utils import _trainjob
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob
 from ansible_collections.rlstack.validation.plugins.filter.runner import _grace, _plain
 
 

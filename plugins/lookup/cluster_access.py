@@ -12,7 +12,7 @@ author:
 version_added: 1.2.0
 short_description: Which cluster access the run's modules use, decided as kubernetes.core decides it
 description:
-  - Resolves the cluster access in kubernetes.core 6.2.0's order (C(plugins/module_utils/_cluster_access.py)),
+  - Resolves the cluster access in kubernetes.core 6.2.0's order (C(plugins/module_utils/k8s/_cluster_access.py)),
     that is the given O(kubeconfig) and O(context) (the inventory's C(validation_kubeconfig) and C(validation_context)),
     else the C(K8S_AUTH_*) environment (as AWX credentials inject it), else, in a pod, the in-cluster service
     account, else the first file of C(KUBECONFIG), else C(~/.kube/config).
@@ -45,7 +45,7 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _cluster_access
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _cluster_access
 
 
 class LookupModule(LookupBase):

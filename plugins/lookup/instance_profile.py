@@ -72,7 +72,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils._profiles import (
+from ansible_collections.rlstack.validation.plugins.module_utils.gpu._profiles import (
     ProfileNotFound,
     get_profile,
 )

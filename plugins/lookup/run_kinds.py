@@ -12,7 +12,7 @@ author:
 version_added: 1.2.0
 short_description: The kinds a validation run may create, in the order the cleanup deletes them
 description:
-  - Returns C(RUN_KINDS) of C(plugins/module_utils/_objects_absent.py), the one list that the level cleanup, the
+  - Returns C(RUN_KINDS) of C(plugins/module_utils/k8s/_objects_absent.py), the one list that the level cleanup, the
     interrupt watchdog and C(playbooks/cleanup.yml) delete (owners first), each a dict with C(api_version) and C(kind).
 """
 
@@ -33,7 +33,7 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_absent
 
 
 class LookupModule(LookupBase):

@@ -18,8 +18,8 @@ description:
     and returns the finding and the log; the framework contracts are the collection's
     C(plugins/module_utils/_frameworks.py).
   - Talks to the cluster as every kubernetes.core module does (its authentication options, the C(K8S_AUTH_*)
-    environment, the default kubeconfig or the in-cluster config; C(plugins/module_utils/_cluster_access.py)).
-  - The logic is C(plugins/module_utils/_job_watch.py).
+    environment, the default kubeconfig or the in-cluster config; C(plugins/module_utils/k8s/_cluster_access.py)).
+  - The logic is C(plugins/module_utils/k8s/_job_watch.py).
 author:
   - rlstack.validation maintainers (@rlstack)
 options:
@@ -150,9 +150,9 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.rlstack.validation.plugins.module_utils import _job_watch
-from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
-from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import orphan_check
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_watch
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import orphan_check
 
 try:
     import kubernetes

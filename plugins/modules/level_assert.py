@@ -21,7 +21,7 @@ description:
   - When any check fails the task fails with a message that names the level and lists every failed
     check on its own line (node, expected, seen, hint), unless O(report_only=true).
   - A level with no checks and no O(skip_reason) fails, because nothing checked is not a pass.
-  - The logic lives in C(plugins/module_utils/_verdict.py); see C(docs/verdicts.md).
+  - The logic lives in C(plugins/module_utils/verdicts/_verdict.py); see C(docs/verdicts.md).
 author:
   - rlstack.validation maintainers (@rlstack)
 extends_documentation_fragment:
@@ -126,7 +126,7 @@ options:
         elements: str
   nccl:
     description:
-      - NCCL results to judge. C(plugins/module_utils/_checks.py) (C(nccl_checks)) turns each item into
+      - NCCL results to judge. C(plugins/module_utils/verdicts/_checks.py) (C(nccl_checks)) turns each item into
         generic checks, judged like O(checks), named
         C(<name>_network), C(<name>_nranks), C(<name>_nnodes), C(<name>_complete), C(<name>_wrong),
         C(<name>_busbw_<size>), C(<name>_signature_<id>) or C(<name>_signatures).
@@ -484,7 +484,7 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rlstack.validation.plugins.module_utils._level_assert import argument_spec, judge
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import argument_spec, judge
 
 
 def main():

@@ -91,7 +91,7 @@ options:
         C(kubectl apply -f - <<'EOF'), C(yaml_body = <<-YAML), a C(local-exec) command's own heredoc). Each is linted
         at the lines of its file; a quoted delimiter is applied as written, an unquoted one as the shell expands it
         with the script's own assignments, an C(envsubst) in its command as envsubst renders it, a Terraform
-        C(${...}) is a value known at apply time only. See C(plugins/module_utils/_manifest_sources.py).
+        C(${...}) is a value known at apply time only. See C(plugins/module_utils/lint/_manifest_sources.py).
     type: list
     elements: path
     default: []
@@ -109,7 +109,7 @@ options:
     description:
       - "Scripts and docs whose C(envsubst) calls say how the repository renders each manifest of O(paths) (with the
         manifests' own comments). A file that any call restricts (C(envsubst '${A} ${B}' < file)) is rendered
-        with the union of those names; see C(plugins/module_utils/_render_plan.py). O(envsubst_vars) wins over them."
+        with the union of those names; see C(plugins/module_utils/lint/_render_plan.py). O(envsubst_vars) wins over them."
     type: list
     elements: path
     default: []
@@ -392,13 +392,17 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.rlstack.validation.plugins.module_utils import (
-    _k8s_schema, _node_groups, _pitfall_rules, _shell_env)
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import (
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import (
+    _k8s_schema,
+    _node_groups,
+    _pitfall_rules,
+    _shell_env,
+)
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import (
     LintError, check, finding_checks, finding_node, is_k8s_object)
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import (
     ENVSUBST_MODES, ManifestLinter, manifest_files, split_by_row)
-from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_plain
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._yaml_marks import load_plain
 
 
 def argument_spec():

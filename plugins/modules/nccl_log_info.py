@@ -429,7 +429,7 @@ summary:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
 
 
 def main():

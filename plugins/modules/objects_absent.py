@@ -119,9 +119,9 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
-from ansible_collections.rlstack.validation.plugins.module_utils._fanout import pooled_core_api
-from ansible_collections.rlstack.validation.plugins.module_utils._objects_absent import (
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import (
     KindNotServed, collection_path, delete_options, remove)
 
 try:

@@ -117,10 +117,10 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.rlstack.validation.plugins.module_utils._diagnose import api_error_text
-from ansible_collections.rlstack.validation.plugins.module_utils._fanout import pooled_core_api
-from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import pods_summary
-from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import WatchExpired, WatchIdle, follow, orphan_check
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import pods_summary
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import WatchExpired, WatchIdle, follow, orphan_check
 
 try:
     import kubernetes

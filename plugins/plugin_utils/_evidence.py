@@ -15,7 +15,7 @@ import glob
 import json
 import os
 
-from ansible_collections.rlstack.validation.plugins.module_utils._gate import RECORD_SCHEMA, parse_iso
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._gate import RECORD_SCHEMA, parse_iso
 
 PHASE0_DIR = "phase0"
 

@@ -14,9 +14,9 @@ import os
 import re
 import subprocess
 
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError, check, finding
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_sources import sniff
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import display_path
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError, check, finding
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_sources import sniff
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import display_path
 
 PRUNED_DIRS = (".git", ".venv*", "venv", ".tox", ".nox", ".cache", ".collections", ".ansible", ".sim",
                "node_modules", "__pycache__", ".terraform", ".pytest_cache", ".hypothesis", ".mypy_cache")

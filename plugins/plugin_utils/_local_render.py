@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
-from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import dns_label
-from ansible_collections.rlstack.validation.plugins.module_utils._probe_pods import probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import dns_label
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads._probe_pods import probe_pods
 
 UNSET = "__rlstack_local_checks_unset__"
 
@@ -119,7 +118,7 @@ def render_from_descriptions(levels, descriptions, transport, run, namespace, ow
         mpijob = described.get("mpijob")
         if transport == "kubernetes" and mpijob and len(mpijob.get("nodes") or []) >= 1:
             spec = _workloads.nccl_mpijob(mpijob["nodes"], mpijob["name"], mpijob["image"], mpijob.get("floors") or [],
-                                       mpijob.get("network") or [], float(mpijob.get("tolerance") or 0.0))
+                                          mpijob.get("network") or [], float(mpijob.get("tolerance") or 0.0))
             out.append({"source": "%s nccl-tests MPIJob" % level["level"], "template": "mpijob.yml.j2",
                         "id": level["id"], "mpijob": spec["mpijob"], "data_files": _mpijob_files(runner_dir)})
         for job in described.get("jobs") or []:

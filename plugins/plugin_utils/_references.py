@@ -16,9 +16,9 @@ import glob
 import os
 import re
 
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError, check, finding
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import YAML_SUFFIXES, display_path
-from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_plain
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError, check, finding
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import YAML_SUFFIXES, display_path
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._yaml_marks import load_plain
 
 REFERENCES_FIX = ("create the missing file or fix the path; Ansible fails only when it reaches the task, "
                   "possibly in the middle of a run on a cluster, and kubectl apply -k fails at once")

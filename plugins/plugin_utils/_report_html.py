@@ -21,8 +21,8 @@ import html
 import math
 import re
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _profiles
-from ansible_collections.rlstack.validation.plugins.module_utils._report import cost_lines, summary_line
+from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _profiles
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._report import cost_lines, summary_line
 
 # A matrix wider than this many checks, or taller than this many nodes, is cut with a note; report.json
 # keeps everything. 512 nodes x 200 checks is ~100k cells, a few MB of HTML, still quick in a browser.

@@ -33,7 +33,7 @@ import select
 import sys
 import time
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _api_guard, _cluster_access, _objects_absent
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _api_guard, _cluster_access, _objects_absent
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _run_lease
 
 RUN_LABEL = _objects_absent.RUN_LABEL

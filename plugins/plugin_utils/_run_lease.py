@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_absent
 
 RUN_LABEL = _objects_absent.RUN_LABEL
 # The anchor's annotation that carries validation_renewed_lease_s (roles/runner/templates/anchor_job.yml.j2).

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import location
-from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_rules import RULES_BY_NAME
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import location
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._pitfall_rules import RULES_BY_NAME
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

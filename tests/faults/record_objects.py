@@ -193,8 +193,8 @@ def main():
         # ready (MarkPodsNotReady: Ready False, ContainersReady still True). Every node is lost at once here, so
         # the node lifecycle controller sees a full zone disruption and puts no NoExecute taint (no eviction);
         # on EKS one lost node is tainted and the probe pod's 30 s toleration ends it.
-        from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status
-        from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
+        from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status
+        from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
         body = simkit.gpu_pod_body("on-lost-node", node_selector={"kubernetes.io/hostname": p5_nodes[0]})
         body["spec"]["tolerations"] = _probe_pods.lost_node_tolerations(body["spec"]["tolerations"])
         core.create_namespaced_pod(ns, body)

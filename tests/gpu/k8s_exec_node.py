@@ -8,7 +8,7 @@ import sys
 
 from kubernetes import client, config
 
-INSTANCE_TYPE = "lent-gpu-vm"  # not an EC2 type: plugins/module_utils/_profiles.py has no profile for it
+INSTANCE_TYPE = "lent-gpu-vm"  # not an EC2 type: plugins/module_utils/gpu/_profiles.py has no profile for it
 
 
 def main(argv):

@@ -1,7 +1,7 @@
 """Plot an all_reduce bus-bandwidth sweep (nccl-tests table format) against a physical limit.
 
 Usage: python3 tests/gpu/plot_busbw.py LOG PNG [--limit GBPS] [--label TEXT]
-Reads the table with the collection's own parser (plugins/module_utils/_nccl.py, parse_file).
+Reads the table with the collection's own parser (plugins/module_utils/nccl/_nccl.py, parse_file).
 """
 import argparse
 import sys
@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl  # noqa: E402
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl  # noqa: E402
 
 
 def main():

@@ -23,10 +23,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _nccl_checks
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _report as r
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _report_html as h
 
 pytestmark = pytest.mark.browser

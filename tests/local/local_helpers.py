@@ -123,8 +123,8 @@ def lint_repository(root, values=None, environ=None, env_file_text=None, validat
     """Lint a repository the way the manifest_lint module does in local mode (its files by name and by content,
     its scripts' and Terraform's heredocs, the .env of each folder), without Ansible: the findings."""
     # imported here: the playbook tests above need no collection on sys.path
-    from ansible_collections.rlstack.validation.plugins.module_utils import _shell_env
-    from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint import _shell_env
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import (
         ManifestLinter, manifest_files)
     from ansible_collections.rlstack.validation.plugins.plugin_utils import _lint_files
 

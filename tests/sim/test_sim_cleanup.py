@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""playbooks/cleanup.yml removes every kind a run may create (plugins/module_utils/_objects_absent.py RUN_KINDS),
+"""playbooks/cleanup.yml removes every kind a run may create (plugins/module_utils/k8s/_objects_absent.py RUN_KINDS),
 TrainJobs and ResourceClaimTemplates included: its own list of kinds had neither, so a killed run's TrainJob or
 EFA claim template survived it (issue 27). The left-overs carry the collection's labels, as a run's would; the
 simulated cluster serves the real Trainer v2.3.0 CRD and resource.k8s.io/v1. About 15 s."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import simkit
-from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_absent
 
 pytestmark = pytest.mark.sim
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import simkit
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
 
 pytestmark = pytest.mark.sim
 

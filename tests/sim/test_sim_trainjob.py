@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import simkit
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _trainjob
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 
 pytestmark = pytest.mark.sim
 

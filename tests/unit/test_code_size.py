@@ -37,6 +37,6 @@ def test_no_function_over_80_lines():
                 key = next((k for k in LONGER if str(path).endswith(k[0]) and k[1] == node.name), None)
                 limit = LONGER[key] if key else MAX_FUNCTION_LINES
                 if length > limit:
-                    too_long.append("%s: %s has %d lines (at most %d)" % (path.relative_to(ROOT), node.name, length,
-                                                                           limit))
+                    where = path.relative_to(ROOT)
+                    too_long.append("%s: %s has %d lines (at most %d)" % (where, node.name, length, limit))
     assert not too_long, "\n".join(too_long)

@@ -262,7 +262,7 @@ def storage_check(path, nbytes, node, probe=None):
 
 # -- GPU health (docs/probes.md, "L0 health") -------------------------------------------------------
 # The probe only reads and reports; thresholds, severities and hints live on the controller
-# (plugins/module_utils/_gpu_health.py), next to the instance profiles they come from.
+# (plugins/module_utils/gpu/_gpu_health.py), next to the instance profiles they come from.
 THROTTLE_REASONS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown",
                     "sw_power_cap", "gpu_idle", "applications_clocks_setting", "sync_boost",
                     "display_clocks_setting")

@@ -2,7 +2,7 @@
 # Runs one nccl-tests binary on every rank of the MPIJob (templates/mpijob.yml.j2): "$1" is the binary, the
 # rest its arguments. nccl-tests 2.17.3 and later (their -h lists output_file) also write the results as
 # JSON with -J; only rank 0 writes the file, and this script prints it on one line after the marker that
-# plugins/module_utils/_nccl_json.py (JSON_MARKER) reads from the launcher's log. Older nccl-tests run
+# plugins/module_utils/nccl/_nccl_json.py (JSON_MARKER) reads from the launcher's log. Older nccl-tests run
 # without -J: the text table is read either way. The exit status is nccl-tests' own.
 test_binary="$1"
 shift

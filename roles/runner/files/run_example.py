@@ -23,6 +23,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 if not os.path.isfile(os.path.join(_HERE, "_frameworks.py")):  # run from a checkout
     sys.path.insert(1, os.path.join(_HERE, "..", "..", "..", "plugins", "module_utils"))
+    sys.path.insert(2, os.path.join(_HERE, "..", "..", "..", "plugins", "module_utils", "verdicts"))
 import _frameworks  # noqa: E402
 import _log_excerpt  # noqa: E402
 

@@ -208,9 +208,9 @@ def test_explicit_nvls_setting_is_kept_and_nccl_debug_param_applies():
 
 def _collection_nccl_parser():
     try:
-        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
+        from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_results
     except ImportError:
-        pytest.skip("plugins/module_utils/_nccl.py not importable here")
+        pytest.skip("plugins/module_utils/nccl/_nccl.py not importable here")
     return _nccl, _nccl_results
 
 

@@ -63,9 +63,9 @@ def test_recorded_numbers():
 
 def test_the_collections_nccl_parser_reads_the_recorded_2gpu_run():
     try:
-        from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
+        from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_results
     except ImportError:
-        pytest.skip("plugins/module_utils/_nccl.py not importable here")
+        pytest.skip("plugins/module_utils/nccl/_nccl.py not importable here")
     path = os.path.join(REC, "h200x2", "probe_multigpu_torchrun_2gpu.out")
     if not os.path.exists(path):
         pytest.skip("no 2-GPU recording")

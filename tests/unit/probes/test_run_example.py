@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 
 REPO = Path(__file__).resolve().parents[3]
 RUN_EXAMPLE = REPO / "roles" / "runner" / "files" / "run_example.py"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_results
 
 SIM = Path(__file__).resolve().parents[3] / "sim"
 

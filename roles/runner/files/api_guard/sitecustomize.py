@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Loaded by Python at the start of every module the runner runs (validate.yml puts this directory on
-PYTHONPATH): bounds every request of the kubernetes client (plugins/module_utils/_api_guard.py, which says
+PYTHONPATH): bounds every request of the kubernetes client (plugins/module_utils/k8s/_api_guard.py, which says
 why), then runs the sitecustomize this one shadows, if the interpreter has one."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _load(name, path):
 
 def _main():
     here = os.path.dirname(os.path.abspath(__file__))
-    guard = os.path.join(here, "..", "..", "..", "..", "plugins", "module_utils", "_api_guard.py")
+    guard = os.path.join(here, "..", "..", "..", "..", "plugins", "module_utils", "k8s", "_api_guard.py")
     if os.path.isfile(guard):
         _load("_rlstack_api_guard", guard).install()
     others = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _level_assert
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _level_assert
 
 REPO = Path(__file__).resolve().parents[4]
 CHECKS = [{"name": "gpu_count", "node": "p5-node-0", "actual": 8, "expected": 8},

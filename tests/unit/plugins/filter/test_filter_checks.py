@@ -11,8 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.filter import checks as checks_filter
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]

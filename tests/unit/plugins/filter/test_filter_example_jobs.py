@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/filter/example_jobs.py (logic: plugins/module_utils/_describe.py)."""
+"""Unit tests for plugins/filter/example_jobs.py (logic: plugins/module_utils/workloads/_describe.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.filter import example_jobs as plugin
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 from filter_helpers import tagged
 
 NODES = [{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8, "efa": 32}]

@@ -14,7 +14,7 @@ from ansible_collections.rlstack.validation.plugins.filter.phase0_gate import ph
 from ansible_collections.rlstack.validation.plugins.filter.phase0_record import phase0_record
 from ansible_collections.rlstack.validation.plugins.filter.stack_fingerprint import stack_fingerprint
 from ansible_collections.rlstack.validation.plugins.lookup.phase0_records import LookupModule
-from ansible_collections.rlstack.validation.plugins.module_utils._gate import RECORD_SCHEMA
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._gate import RECORD_SCHEMA
 
 IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
 P5 = [{"node": "p5-node-0", "instance_type": "p5.48xlarge"}, {"node": "p5-node-1", "instance_type": "p5.48xlarge"}]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _api_guard as guard
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _api_guard as guard
 
 ROOT = Path(__file__).resolve().parents[4]
 SITE = ROOT / "roles" / "runner" / "files" / "api_guard"

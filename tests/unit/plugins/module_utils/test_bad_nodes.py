@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_bad_nodes.py: findings from real level results, patches, release."""
+"""Unit tests for plugins/module_utils/fleet/_bad_nodes.py: findings from real level results, patches, release."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import copy
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _bad_nodes as b
-from ansible_collections.rlstack.validation.plugins.module_utils._verdict import build_level_result
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _bad_nodes as b
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._verdict import build_level_result
 
 NODES = ["p5-node-0", "p5-node-1", "p5-node-2"]
 

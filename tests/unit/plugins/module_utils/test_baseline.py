@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_baseline.py, on the fingerprint of a real nccl-tests log."""
+"""Unit tests for plugins/module_utils/verdicts/_baseline.py, on the fingerprint of a real nccl-tests log."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _baseline as bl
-from ansible_collections.rlstack.validation.plugins.module_utils import _fingerprint, _limits, _nccl
-from ansible_collections.rlstack.validation.plugins.module_utils._verdict import build_level_result
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _baseline as bl
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _fingerprint
+from ansible_collections.rlstack.validation.plugins.module_utils import _limits
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._verdict import build_level_result
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl"
 IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_checks.py: each level's evidence turned into level_assert checks.
+"""Unit tests for plugins/module_utils/verdicts/_checks.py: each level's evidence turned into level_assert checks.
 
 Probe evidence comes from real recorded probe output (sim/replay/recorded/h200x1, sim/replay/probes) read
 through _probe_pods.probe_output, as the runner reads it; every check is also judged by the same
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
-from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _nccl_checks
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _verdict
 
 REPO = Path(__file__).resolve().parents[4]
 RECORDED = REPO / "sim" / "replay" / "recorded" / "h200x1"
@@ -1066,7 +1066,7 @@ def test_example_job_train_appends_the_contract_overrides_and_keeps_the_simulato
     example = {"name": "maniskill", "framework": "rlinf", "command": ["python", "train.py"], "overrides": "data.n=2",
                "env": {"A": "1"}}
     job = _workloads.example_job(example, "train", [{"node": "n0", "gpus": 8, "efa": 32}], "img:1", 3600,
-                             {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "0"})
+                                 {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "0"})
     assert job["name"] == "train-maniskill" and job["image"] == "img:1"
     assert job["env"] == {"LIBERO_CONFIG_PATH": "/etc/libero", "A": "1"}
     assert job["command"] == ["python", "train.py"]
@@ -1274,7 +1274,7 @@ FIXTURES_NCCL = REPO / "tests" / "unit" / "fixtures" / "nccl"
 
 
 def parsed_log(path):
-    from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+    from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
     return _nccl.parse_file(str(path))
 
 

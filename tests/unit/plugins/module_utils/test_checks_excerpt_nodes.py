@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_checks.py: the excerpt a failed L5/L6 run carries (on real logs) and the
+"""Unit tests for plugins/module_utils/verdicts/_checks.py: the excerpt a failed L5/L6 run carries (on real logs) and the
 node checks of a multi-node example (RLinf's own cluster lines, tests/unit/fixtures/frameworks/SOURCES.md)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks as checks
 from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _verdict
 
 REPO = Path(__file__).resolve().parents[4]
 FRAMEWORK_LOGS = REPO / "tests" / "unit" / "fixtures" / "frameworks"

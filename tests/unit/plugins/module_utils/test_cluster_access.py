@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one decision of which cluster a run talks to (plugins/module_utils/_cluster_access.py), checked against
+"""The one decision of which cluster a run talks to (plugins/module_utils/k8s/_cluster_access.py), checked against
 kubernetes.core 6.2.0's own client code (plugins/module_utils/k8s/client.py) on the same inputs: for every way
 of giving access, the API server that kubernetes.core's configuration points at is the one resolve() names."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import kubernetes
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_MAP as CORE_MAP
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as core_client
-from ansible_collections.rlstack.validation.plugins.module_utils import _cluster_access as access
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _cluster_access as access
 
 ACCESS_VARS = ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
 

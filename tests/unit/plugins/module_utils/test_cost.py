@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _cost
-from ansible_collections.rlstack.validation.plugins.module_utils._k8s_status import parse_time
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _cost
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import parse_time
 
 T0 = "2026-12-01T10:00:00Z"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose as diagnose
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _diagnose as diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "k8s"
 
@@ -81,7 +81,7 @@ def test_every_cause_has_a_fix():
 
 
 def test_the_runner_reads_a_suspended_job_as_such():
-    from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+    from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
     data = recorded("suspended")
     state = k8s.job_state(data["job"], data["pods"])
     assert state["reason"] == "Suspended" and "gpu-queue" in state["message"], state
@@ -89,7 +89,7 @@ def test_the_runner_reads_a_suspended_job_as_such():
 
 
 def test_the_runner_reads_an_mpijob_nobody_acted_on_as_the_operator_missing():
-    from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+    from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
     mpijob = {"metadata": {"name": "nccl", "creationTimestamp": "2026-12-01T19:00:00Z"}, "status": {}}
     state = k8s.mpijob_state(mpijob, [], now=k8s.parse_time("2026-12-01T19:01:00Z"), grace_s=45)
     assert state["failed"] and state["settled"] and state["reason"] == "MPIOperatorNotActing", state
@@ -97,7 +97,7 @@ def test_the_runner_reads_an_mpijob_nobody_acted_on_as_the_operator_missing():
     fresh = k8s.mpijob_state(mpijob, [], now=k8s.parse_time("2026-12-01T19:00:10Z"), grace_s=45)
     assert not fresh["settled"]
     # the level's check carries the diagnosis and its fix, not the generic "read the log" hint
-    from ansible_collections.rlstack.validation.plugins.module_utils import _checks
+    from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
     job = [c for c in _checks.log_checks("", state, "cluster", {}) if c["name"] == "job"][0]
     assert job["actual"] == "Failed" and "MPI operator is not acting" in job["fail_msg"], job
     assert job["hint"] == diagnose.FIXES["mpi_operator"], job
@@ -142,7 +142,7 @@ def test_api_error_text_is_one_line_from_a_status_body_or_the_reason():
 def test_a_probe_pod_on_a_lost_node_ends_the_wait_and_the_result_names_the_node():
     # recorded: a pod with the probe pods' lost-node tolerations on a node whose agent (kwok) was paused; the node
     # lifecycle controller marked the node Unknown and the pod not ready (Ready False, ContainersReady True)
-    from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+    from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
     data = recorded("lost_node_pod")
     pod, node = data["pod"], data["pod"]["spec"]["nodeName"]
     assert [t.get("tolerationSeconds") for t in pod["spec"]["tolerations"]

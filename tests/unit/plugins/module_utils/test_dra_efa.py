@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from test_checks import P5_HEALTHY, failing, find, k8s_expect, make_node, outcome
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks as checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks as checks
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
 
 EFA = k8s.EFA_DRA_PCI_DEVICE
 

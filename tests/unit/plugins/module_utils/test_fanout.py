@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _fanout
-from ansible_collections.rlstack.validation.plugins.module_utils._fanout import bounded_map
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _fanout
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import bounded_map
 
 
 def test_results_keep_the_order_of_the_items():

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _fingerprint as f
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _fingerprint as f
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl"
 IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _fingerprint as f
-from ansible_collections.rlstack.validation.plugins.module_utils import _gate as g
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _fingerprint as f
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _gate as g
 
 IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
 NEWER = "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.44.0-ofiv1.16.3-ncclv2.30.4-1-testsv2.16.9"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_gpu_health.py.
+"""Unit tests for plugins/module_utils/gpu/_gpu_health.py.
 
 The health facts are what the L0 probe's own parser makes of real nvidia-smi output (the recorded H200
 `nvidia-smi -q -x`, NVLink status lines quoted in public bug reports: tests/unit/fixtures/nvidia-smi/SOURCES.md);
@@ -20,11 +20,10 @@ import yaml
 
 jsonschema = pytest.importorskip("jsonschema")
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _gpu_health as gh
-from ansible_collections.rlstack.validation.plugins.module_utils import _verdict
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _gpu_health as gh
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _verdict
 
 REPO = Path(__file__).resolve().parents[4]
 FIX = REPO / "tests" / "unit" / "fixtures"

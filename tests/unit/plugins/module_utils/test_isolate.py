@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _isolate as iso
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _isolate as iso
 
 
 def nodes(n):

@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The L5/L6 Job watch in bounded steps (plugins/module_utils/_job_watch.py), on RLinf's own logs (the fixtures of
+"""The L5/L6 Job watch in bounded steps (plugins/module_utils/k8s/_job_watch.py), on RLinf's own logs (the fixtures of
 tests/unit/fixtures/frameworks, provenance in their SOURCES.md). The calls to the API server are a small fake
 here; tests/sim/test_sim_job_watch.py runs the module against the simulated cluster."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import gzip
 import json
 from pathlib import Path
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _job_watch as jw
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_watch as jw
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "frameworks"
 

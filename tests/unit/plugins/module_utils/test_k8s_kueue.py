@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Kueue admission in plugins/module_utils/_k8s_status.py: a Job or MPIJob Kueue keeps suspended is its own
+"""Kueue admission in plugins/module_utils/k8s/_k8s_status.py: a Job or MPIJob Kueue keeps suspended is its own
 finding after the grace, with the Workload's reason, instead of a timeout.
 
 Condition texts come from the controllers that write them: the Job controller's Suspended condition
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
 
 NOW = 1_800_000_000.0
 UID = "46ef6b23-a7d9-42b1-b0f8-071bbb29a94d"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_k8s_schema.py: API server and MPI operator rules, strict CRD schemas, the validator."""
+"""plugins/module_utils/lint/_k8s_schema.py: API server and MPI operator rules, strict CRD schemas, the validator."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_schema as p
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError, fmt_path
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _k8s_schema as p
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError, fmt_path
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 MPIJOB_SCHEMA = os.path.join(ROOT, "roles", "local_checks", "files", "mpijob-v2beta1-schema.json")
 

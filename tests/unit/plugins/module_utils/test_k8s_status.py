@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_k8s_status.py: pods, Jobs, MPIJobs and probe output as the runner reads them."""
+"""Unit tests for plugins/module_utils/k8s/_k8s_status.py: pods, Jobs, MPIJobs and probe output as the runner reads them."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _diagnose
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
 
 REPO = Path(__file__).resolve().parents[4]
 RECORDED = REPO / "sim" / "replay" / "recorded" / "h200x1"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _limits, _pitfall_rules
+from ansible_collections.rlstack.validation.plugins.module_utils import _limits
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _pitfall_rules
 
 REPO = Path(__file__).resolve().parents[4]
 

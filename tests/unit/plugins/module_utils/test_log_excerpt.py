@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests for plugins/module_utils/_log_excerpt.py on real logs (provenance in the fixtures' SOURCES.md)."""
+"""Unit tests for plugins/module_utils/verdicts/_log_excerpt.py on real logs (provenance in the fixtures' SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _log_excerpt as ex
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _log_excerpt as ex
 
 REPO = Path(__file__).resolve().parents[4]
 FRAMEWORK_LOGS = REPO / "tests" / "unit" / "fixtures" / "frameworks"

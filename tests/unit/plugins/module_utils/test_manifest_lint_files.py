@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _envsubst as e
-from ansible_collections.rlstack.validation.plugins.module_utils import _shell_env
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import (
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _envsubst as e
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _shell_env
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import (
     ManifestLinter, is_envsubst_template, manifest_files)
-from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import line_of, load_all
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._yaml_marks import line_of, load_all
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
 from local_helpers import real_repos  # noqa: E402 pylint: disable=wrong-import-position
@@ -104,7 +104,7 @@ def test_marks_and_anchors():
 @pytest.fixture(scope="module")
 def validator():
     pytest.importorskip("kubernetes_validate")
-    from ansible_collections.rlstack.validation.plugins.module_utils._k8s_schema import SchemaValidator, load_schema_file
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint._k8s_schema import SchemaValidator, load_schema_file
     schema = load_schema_file(os.path.join(ROOT, "roles", "local_checks", "files", "mpijob-v2beta1-schema.json"))
     return SchemaValidator("1.34", True, {("kubeflow.org/v2beta1", "MPIJob"): schema})
 

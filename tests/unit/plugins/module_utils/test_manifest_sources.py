@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_schema
-from ansible_collections.rlstack.validation.plugins.module_utils import _manifest_sources as ms
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _k8s_schema
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _manifest_sources as ms
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
 from local_helpers import fixture_repo, lint_repository  # noqa: E402 pylint: disable=wrong-import-position

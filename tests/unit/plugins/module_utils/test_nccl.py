@@ -1,7 +1,7 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests of the NCCL log reader (plugins/module_utils/_nccl*.py) against every fixture log, plus edge cases.
+"""Unit tests of the NCCL log reader (plugins/module_utils/nccl/_nccl*.py) against every fixture log, plus edge cases.
 
 Expected values were read off each log by hand (see tests/unit/fixtures/nccl/SOURCES.md for what
 each file is); where SOURCES.md and the log disagree, the log wins and a comment says so.
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_catalog
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_network
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_parser
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_results
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_signatures
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_tables
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_catalog
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_network
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_parser
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_signatures
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_tables
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 NCCL = FIXTURES / "nccl"
@@ -788,8 +788,7 @@ def test_check_content():
 # ------------------------------------------------------------------------------ hygiene
 
 
-# The NCCL checks (_nccl_checks.py) judge the reader's result; they are not part of the reader.
-NCCL_MODULES = sorted(path.name for path in (PLUGINS / "module_utils").glob("_nccl*.py") if path.name != "_nccl_checks.py")
+NCCL_MODULES = sorted(path.name for path in (PLUGINS / "module_utils" / "nccl").glob("_nccl*.py"))
 
 
 def test_the_nccl_reader_is_all_the_modules_it_is_split_into():
@@ -800,7 +799,7 @@ def test_the_nccl_reader_is_all_the_modules_it_is_split_into():
 
 @pytest.mark.parametrize("name", NCCL_MODULES)
 def test_module_utils_use_only_the_standard_library_and_python38_syntax(name):
-    source = (PLUGINS / "module_utils" / name).read_text()
+    source = (PLUGINS / "module_utils" / "nccl" / name).read_text()
     tree = ast.parse(source, feature_version=(3, 8))
     allowed_stdlib = {"__future__", "json", "math", "os", "re", "stat"}
     for node in ast.walk(tree):
@@ -808,7 +807,7 @@ def test_module_utils_use_only_the_standard_library_and_python38_syntax(name):
             assert {alias.name.split(".")[0] for alias in node.names} <= allowed_stdlib
         elif isinstance(node, ast.ImportFrom):
             assert node.module in allowed_stdlib or node.module in (
-                "ansible_collections.rlstack.validation.plugins.module_utils." + other[:-3] for other in NCCL_MODULES)
+                "ansible_collections.rlstack.validation.plugins.module_utils.nccl." + other[:-3] for other in NCCL_MODULES)
         assert not isinstance(node, ast.Assert)
     assert "from __future__ import annotations" in source
 

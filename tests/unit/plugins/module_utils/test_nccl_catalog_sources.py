@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl, _nccl_catalog, _nccl_network
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_catalog, _nccl_network
 
 REPO = Path(__file__).resolve().parents[4]
 NCCL = REPO / "tests" / "unit" / "fixtures" / "nccl"

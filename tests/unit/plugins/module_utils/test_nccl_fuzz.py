@@ -20,11 +20,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_catalog
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_parser
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_results
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_signatures
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_catalog
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_parser
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_signatures
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 LOGS = sorted((FIXTURES / "nccl").glob("*.log*")) + [

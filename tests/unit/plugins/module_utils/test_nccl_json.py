@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_json
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_json
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_results
 
 REPO = Path(__file__).resolve().parents[4]
 WRITER = REPO / "tests" / "unit" / "fixtures" / "nccl" / "nccl-tests-writer"
@@ -178,7 +178,7 @@ def test_recorded_h200_json_and_text_of_the_same_run_agree(base):
 
 
 def test_recorded_h200_debug_log_names_version_network_and_driver():
-    from ansible_collections.rlstack.validation.plugins.module_utils import _fingerprint
+    from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _fingerprint
     text = (RECORDED / "allgather-1xh200-nccl-tests-2.19.6-debuginfo.log").read_text()
     result = _nccl.parse_bytes(text.encode())
     assert result["nccl_version"] == "2.28.3"

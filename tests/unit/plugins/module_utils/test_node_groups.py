@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_node_groups.py on the node groups of real repositories.
+"""plugins/module_utils/lint/_node_groups.py on the node groups of real repositories.
 
 Fixtures: tests/local/fixtures/adt-terraform-eks (aws-samples/awsome-distributed-training, branch adding-tf-eks:
 Terraform EKS managed node groups with labels and taints, Karpenter NodePools in kubectl_manifest heredocs) and the
@@ -15,9 +15,9 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups as ng
-from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups_tf as ngtf
-from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _node_groups as ng
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _node_groups_tf as ngtf
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._yaml_marks import load_all
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
 from local_helpers import fixture_repo, real_repos  # noqa: E402 pylint: disable=wrong-import-position

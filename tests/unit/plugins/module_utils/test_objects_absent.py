@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _objects_absent as oa
-from ansible_collections.rlstack.validation.plugins.module_utils._objects_absent import (
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_absent as oa
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import (
     KindNotServed, collection_path, plural_of, remove)
 
 POD, JOB, MPIJOB = ({"api_version": "v1", "kind": "Pod"}, {"api_version": "batch/v1", "kind": "Job"},

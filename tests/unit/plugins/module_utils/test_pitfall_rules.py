@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_pitfall_rules.py: the registry, and each rule on manifests of real repositories.
+"""plugins/module_utils/lint/_pitfall_rules.py: the registry, and each rule on manifests of real repositories.
 
 Fixtures: tests/local/fixtures/{awsome-distributed-training,mpi-operator} (SOURCES.md there: repository,
 commit, licence). A case marked `derived` is a real manifest with one field changed, named in the test,
@@ -18,10 +18,10 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _pitfall_rules as r
-from ansible_collections.rlstack.validation.plugins.module_utils import _shell_syntax
-from ansible_collections.rlstack.validation.plugins.module_utils._yaml_marks import load_all
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _pitfall_rules as r
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _shell_syntax
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._yaml_marks import load_all
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
 from local_helpers import real_repos  # noqa: E402 pylint: disable=wrong-import-position
@@ -359,8 +359,8 @@ EKS_P5 = os.path.join(ADT, "1.architectures", "4.amazon-eks", "eks-p5-odcr-vpc.y
 
 
 def groups_of(*paths):
-    from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups as ng
-    from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups_tf as ngtf
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint import _node_groups as ng
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint import _node_groups_tf as ngtf
     out, texts = [], {}
     for path in paths:
         if path.endswith(".tf"):

@@ -8,7 +8,7 @@ import json
 import threading
 import time
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _pod_batch
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
 
 
 class StatusError(Exception):

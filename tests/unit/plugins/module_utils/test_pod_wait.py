@@ -1,10 +1,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The watch-based wait of the probe pods (plugins/module_utils/_pod_wait.py), judged by the real pods_summary."""
+"""The watch-based wait of the probe pods (plugins/module_utils/k8s/_pod_wait.py), judged by the real pods_summary."""
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils._pod_wait import WatchExpired, WatchIdle, follow, orphan_check, strip
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import WatchExpired, WatchIdle, follow, orphan_check, strip
 
 
 def pod(name, phase, version, uid=None):

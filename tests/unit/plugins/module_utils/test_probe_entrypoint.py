@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_status as k8s
-from ansible_collections.rlstack.validation.plugins.module_utils import _probe_pods
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 
 
 def run_entrypoint(tmp_path, body, params=None, launcher=sys.executable):
@@ -103,14 +103,14 @@ def test_a_probe_still_running_on_a_node_gone_not_ready_names_the_node():
             "status": {"conditions": [{"type": "Ready", "status": "Unknown", "message": "Kubelet stopped posting"}]}}
     running = pod_log("p5-node-0", phase="Running", log="")
     res = _probe_pods.probe_results([running], TARGETS[:1], start({"target": "p5-node-0", "phase": "Running"}), [], 60, 150,
-                            nodes=[node])
+                                    nodes=[node])
     assert res["p5-node-0"]["status"] == "timed_out"
     assert res["p5-node-0"]["error"] == ("the probe did not finish within 150 s: node p5-node-0 is NotReady "
                                          "(Kubelet stopped posting)")
     # its log could not be read either (the node's agent serves it): the node is still the cause
     unread = pod_log("p5-node-0", phase="Running", log="", error="ReadTimeoutError")
     res = _probe_pods.probe_results([unread], TARGETS[:1], start({"target": "p5-node-0", "phase": "Running"}), [], 60, 150,
-                            nodes=[node])
+                                    nodes=[node])
     assert res["p5-node-0"]["status"] == "not_started"
     assert "node p5-node-0 is NotReady" in res["p5-node-0"]["error"]
 
@@ -118,14 +118,14 @@ def test_a_probe_still_running_on_a_node_gone_not_ready_names_the_node():
 def test_a_log_that_could_not_be_read_says_so_and_names_the_permission():
     denied = 'HTTP 403: pods "rlsv-x-p5-node-0" is forbidden: cannot get resource "pods/log"'
     res = _probe_pods.probe_results([pod_log("p5-node-0", log="", error=denied)], TARGETS[:1],
-                            start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
+                                    start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
     assert res["p5-node-0"]["status"] == "no_output"
     assert "403" in res["p5-node-0"]["error"] and "pods/log" in res["p5-node-0"]["hint"]
     # a kubelet that does not answer is not a permission problem (tests/unit/fixtures/k8s/kubelet_unreachable_log.json)
     unreachable = ('HTTP 500: Get "https://localhost:32763/containerLogs/default/rlsv-x-p5-node-0/probe": '
                    'net/http: TLS handshake timeout')
     res = _probe_pods.probe_results([pod_log("p5-node-0", log="", error=unreachable)], TARGETS[:1],
-                            start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
+                                    start({"target": "p5-node-0", "phase": "Succeeded"}), [], 900)
     assert "could not reach the kubelet" in res["p5-node-0"]["error"], res
     assert "port 10250" in res["p5-node-0"]["hint"] and "pods/log" not in res["p5-node-0"]["hint"]
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _profiles as p
+from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _profiles as p
 
 REQUIRED_TYPES = [
     "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",

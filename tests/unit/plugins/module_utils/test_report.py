@@ -8,7 +8,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _report as r
 
 SEED_LEVELS = [
     ("l0_infrastructure", "L0", "Infrastructure", 0, 12),

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _render_plan as rp
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import ManifestLinter, manifest_files
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _render_plan as rp
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import ManifestLinter, manifest_files
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _lint_files, _sarif
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
@@ -147,7 +147,7 @@ def test_seed_every_namespace_use_is_located(seed):
 
 def test_seed_label_error_is_folded_into_the_unset_variable(seed):
     pytest.importorskip("kubernetes_validate")
-    from ansible_collections.rlstack.validation.plugins.module_utils._k8s_schema import SchemaValidator
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint._k8s_schema import SchemaValidator
     files = _lint_files.lint_files([seed], (), seed, use_git=False)
     linter = ManifestLinter(SchemaValidator("1.34", True, {}), {}, "skip", base=seed)
     yaml_files = manifest_files(files["yaml"])

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_trainjob.py: the runtime check, the TrainJob, its state (Kubeflow Trainer v2.3.0)."""
+"""plugins/module_utils/workloads/_trainjob.py: the runtime check, the TrainJob, its state (Kubeflow Trainer v2.3.0)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import os
 
 import yaml
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _trainjob
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _workloads
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "trainer")

@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _k8s_schema, _shell_env
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_sources import interpolations
+from ansible_collections.rlstack.validation.plugins.module_utils.lint import _k8s_schema, _shell_env
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_sources import interpolations
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
 from local_helpers import fixture_repo, lint_repository  # noqa: E402 pylint: disable=wrong-import-position
@@ -118,7 +118,7 @@ def test_ai_on_eks(validator):
 
 
 def test_ai_on_eks_node_pools_from_chart_values():
-    from ansible_collections.rlstack.validation.plugins.module_utils import _node_groups_tf
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint import _node_groups_tf
     root = fixture_repo("ai-on-eks") / "infra" / "base" / "terraform"
     texts = dict((str(p.name), p.read_text()) for p in root.glob("*.tf"))
     groups = dict((g["name"], g) for g in _node_groups_tf.from_terraform(texts))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _verdict as v
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _verdict as v
 
 
 def check(**spec):

@@ -76,7 +76,7 @@ def test_severity_is_configurable(capsys):
 
 
 def test_argument_spec_choices_are_the_rule_registry():
-    from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_rules import RULE_NAMES
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint._pitfall_rules import RULE_NAMES
     spec = manifest_lint.argument_spec()["pitfalls"]["options"]["rules"]
     assert spec["choices"] == list(RULE_NAMES)
     documented = yaml.safe_load(manifest_lint.DOCUMENTATION)["options"]["pitfalls"]["suboptions"]["rules"]["choices"]

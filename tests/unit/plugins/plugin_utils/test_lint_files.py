@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils._lint_base import LintError
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._lint_base import LintError
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _lint_files as p
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))

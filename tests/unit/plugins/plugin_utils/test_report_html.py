@@ -19,10 +19,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _checks, _nccl, _nccl_results, _profiles
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _profiles
 
-from ansible_collections.rlstack.validation.plugins.module_utils import _nccl_checks
-from ansible_collections.rlstack.validation.plugins.module_utils import _report as r
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _nccl_checks
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _report as r
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _report_html as h
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -314,7 +315,7 @@ def test_nccl_item_carries_the_nodes_instance_type_to_the_sweep():
 def test_level_assert_records_the_sweeps():
     """What the action plugin and the module return: the level result with its sweeps."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-    from ansible_collections.rlstack.validation.plugins.module_utils import _level_assert
+    from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _level_assert
 
     facts = _nccl.parse_file(L3_LOG)
     args = {"id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU", "nccl": [

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from ansible_collections.rlstack.validation.plugins.module_utils._manifest_lint import ManifestLinter, manifest_files
-from ansible_collections.rlstack.validation.plugins.module_utils._pitfall_rules import simulator_inventory_findings
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._manifest_lint import ManifestLinter, manifest_files
+from ansible_collections.rlstack.validation.plugins.module_utils.lint._pitfall_rules import simulator_inventory_findings
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _sarif
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "local"))
@@ -27,7 +27,7 @@ SCHEMA = str(SARIF_SCHEMA)
 @pytest.fixture(scope="module")
 def findings():
     pytest.importorskip("kubernetes_validate")
-    from ansible_collections.rlstack.validation.plugins.module_utils._k8s_schema import SchemaValidator
+    from ansible_collections.rlstack.validation.plugins.module_utils.lint._k8s_schema import SchemaValidator
     # every level: image_pull_policy raised to error, unset variables warn, kinds without a schema are info
     linter = ManifestLinter(SchemaValidator("1.34", True, {}), {"severity": {"image_pull_policy": "error"}}, "skip",
                             base=FIXTURES)

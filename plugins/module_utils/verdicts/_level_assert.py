@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""level_assert's argument spec and verdict, shared by the module and its action plugin (standard library only).
+
+The action plugin (plugins/action/level_assert.py) judges in the controller: the evidence is already there, and a
+module run costs a Python start and an import of the collection on the host for each level (about 2 s on 2 cores).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.rlstack.validation.plugins.module_utils.fleet._bad_nodes import findings
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._nccl_checks import nccl_checks, nccl_sweep
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._verdict import (
+    OPS,
+    build_level_result,
+    failed_lines,
+    summary_message,
+)
+
+
+def argument_spec():
+    """The options of rlstack.validation.level_assert (DOCUMENTATION in plugins/modules/level_assert.py)."""
+    return dict(
+        id=dict(type="str", required=True),
+        level=dict(type="str"),
+        name=dict(type="str"),
+        order=dict(type="float"),
+        checks=dict(
+            type="list", elements="dict", default=[],
+            options=dict(
+                name=dict(type="str", required=True),
+                node=dict(type="str", default=""),
+                op=dict(type="str", default="eq", choices=list(OPS)),
+                actual=dict(type="raw"),
+                expected=dict(type="raw"),
+                tolerance=dict(type="float"),
+                unit=dict(type="str", default=""),
+                hint=dict(type="str", default=""),
+                fail_msg=dict(type="str", default=""),
+                evidence_missing=dict(type="bool", default=False),
+                severity=dict(type="str", default="fail", choices=["fail", "warn"]),
+                excerpt=dict(type="list", elements="str"),
+            ),
+        ),
+        nccl=dict(
+            type="list", elements="dict", default=[],
+            options=dict(
+                name=dict(type="str", default="nccl"),
+                node=dict(type="str", default=""),
+                instance_type=dict(type="str", default=""),
+                facts=dict(type="dict"),
+                expect=dict(
+                    type="dict", default={},
+                    options=dict(
+                        network=dict(type="list", elements="str"),
+                        min_busbw=dict(
+                            type="list", elements="dict",
+                            options=dict(
+                                size=dict(type="raw", required=True),
+                                floor=dict(type="float", required=True),
+                                tolerance=dict(type="float"),
+                            ),
+                        ),
+                        test=dict(type="str"),
+                        tolerance=dict(type="float", default=0.0),
+                        nranks=dict(type="int"),
+                        nnodes=dict(type="int"),
+                        forbid_signatures=dict(type="list", elements="str"),
+                        require_complete=dict(type="bool", default=True),
+                        max_wrong=dict(type="int", default=0),
+                        single_rank_ok=dict(type="bool", default=False),
+                        transport=dict(
+                            type="dict",
+                            options=dict(
+                                instance_type=dict(type="str"),
+                                provider=dict(type="str"),
+                                fabric=dict(type="list", elements="str"),
+                                nics=dict(type="int"),
+                                protocol=dict(type="str"),
+                                gdrdma=dict(type="bool", default=False),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        skip_reason=dict(type="str", default=""),
+        started=dict(type="float"),
+        duration_s=dict(type="float"),
+        report_only=dict(type="bool", default=False),
+        node_names=dict(type="list", elements="str", default=[]),
+        attach=dict(type="dict", default={}),
+        publish_host=dict(type="str", default=""),
+    )
+
+
+# The statistic the report callback and AWX read (plugins/callback/report.py).
+STATS_KEY = "rlstack_validation"
+
+
+def judge(params):
+    """The level result of validated parameters: {failed, msg, result or ansible_stats, verdict, findings,
+    failed_checks}."""
+    result = build_level_result(
+        params["id"],
+        level=params["level"],
+        name=params["name"],
+        order=params["order"],
+        checks=list(params["checks"]) + [spec for item in params["nccl"] for spec in nccl_checks(item)],
+        skip_reason=params["skip_reason"],
+        duration_s=params["duration_s"],
+        started=params["started"],
+    )
+    result["sweeps"] = [sweep for sweep in (nccl_sweep(item) for item in params["nccl"]) if sweep]
+    attach = params.get("attach") or {}
+    clash = sorted(set(attach) & set(result))
+    if clash:
+        return {"failed": True, "msg": "level_assert: attach may not replace the result's own fields (%s)"
+                % ", ".join(clash), "failed_checks": []}
+    result.update(attach)
+    outcome = {"failed": result["status"] == "FAIL" and not params["report_only"], "msg": summary_message(result),
+               "failed_checks": failed_lines(result), "verdict": verdict(result),
+               "findings": findings(result, params.get("node_names") or [])}
+    if params.get("publish_host"):
+        # What ansible.builtin.set_stats (per_host: false, aggregate) records, without templating the result again.
+        outcome["ansible_stats"] = {"data": {STATS_KEY: {params["publish_host"]: {"levels": {result["id"]: result}}}},
+                                    "per_host": False, "aggregate": True}
+    else:
+        outcome["result"] = result
+    return outcome
+
+
+def verdict(result):
+    """The level result with only its failed checks and nodes: what later steps read (status, reason, summary,
+    failed checks, sweeps), at a size that does not grow with the passing checks (8,000 of them over 256 nodes)."""
+    out = dict(result)
+    out["checks"] = [entry for entry in result.get("checks") or [] if not entry.get("passed")]
+    out["nodes"] = dict((name, info) for name, info in (result.get("nodes") or {}).items()
+                        if info.get("status") != "PASS")
+    return out
