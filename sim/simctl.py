@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import fcntl
 import json
 import os
 import shutil
@@ -319,9 +320,15 @@ def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     if dry.returncode != 0 or urls:
         die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
     log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
-    created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig", "",
-                              "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300,
-                             check=False)
+    # kwokctl picks each component's port by counting down from 32767 to the first one free (kwok v0.8.0,
+    # pkg/utils/net/unused_port.go GetUnusedPort): two clusters created at the same moment (make test's sim
+    # stage beside the fault suite's .sim-faults) pick the same ports and the second API server cannot bind.
+    # One creation at a time on this machine; the lock is released when the components listen.
+    with open(bins / ".create-cluster.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig",
+                                  "", "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300,
+                                 check=False)
     if created.returncode != 0:
         die("kwokctl create cluster failed:\n" + created.stdout[-2000:] + created.stderr[-2000:])
     shutil.copy(STATE / "kwok" / "clusters" / CLUSTER / "kubeconfig.yaml", kubeconfig())
