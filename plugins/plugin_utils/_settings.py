@@ -24,8 +24,9 @@ import math
 # range_of(): timeouts and deadlines 1 s to 7 days, other durations 0 s to 7 days, counts 0 to 100000.
 WEEK_S = 7 * 24 * 3600
 RANGES = {
-    # under about 10 s the lease could end between a wait and the task that moves it; the fault tests use 20 s
-    "validation_lease_margin_s": (10, WEEK_S),
+    # the lease must outlast the tasks between a wait and the one that moves it: 20 s ran out on a loaded
+    # 2-core controller before L5 extended it, and the run's own L5 Job was deleted (2026-12-05)
+    "validation_lease_margin_s": (60, WEEK_S),
     # 0 turns it off; the watchdog renews every quarter of it
     "validation_renewed_lease_s": (0, 3600),
     "validation_api_timeout_s": (6, 3600),

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.sim
 RUN_LABEL = "rlstack.io/run-id"
 NAMESPACE = "default"  # the simulated inventory's namespace (its FSx claim lives there)
 JOBS_TIMEOUT_S = 30    # l5_training_step_timeout_s: the wait the run is interrupted in
-MARGIN_S = 45          # validation_lease_margin_s: 20 ran out before L5 moved it on a loaded machine (2026-12-05)
+MARGIN_S = 60          # validation_lease_margin_s, its lowest allowed value (20 ran out on a loaded machine)
 
 
 def _objects(core, batch, run_id):
