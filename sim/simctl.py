@@ -275,6 +275,29 @@ def resync_pod_readiness(core) -> int:
     return fixed
 
 
+def create_cluster(bins: Path, cfg: Path) -> None:
+    """kwokctl create cluster from the rendered config, after a dry run proves it downloads nothing."""
+    kwokctl = str(bins / "kwokctl")
+    log("checking that kwokctl would download nothing (dry run)")
+    dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],
+                         env=kwok_env(), capture_output=True, text=True, timeout=120, check=False)
+    urls = [line for line in dry.stdout.splitlines() if line.startswith("# Download http")]
+    if dry.returncode != 0 or urls:
+        die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
+    log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
+    # kwokctl picks each component's port by counting down from 32767 to the first one free (kwok v0.8.0,
+    # pkg/utils/net/unused_port.go GetUnusedPort): two clusters created at the same moment (make test's sim
+    # stage beside the fault suite's .sim-faults) pick the same ports and the second API server cannot bind.
+    # One creation at a time on this machine; the lock is released when the components listen.
+    with open(bins / ".create-cluster.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig",
+                                  "", "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300,
+                                 check=False)
+    if created.returncode != 0:
+        die("kwokctl create cluster failed:\n" + created.stdout[-2000:] + created.stderr[-2000:])
+
+
 def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     bins = ensure_built()
     if cluster_running() and (STATE / "ready").exists():
@@ -312,25 +335,7 @@ def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     cfg = STATE / "kwok.yaml"
     render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"],
                                        **heartbeat_settings(p5_nodes)})
-    kwokctl = str(bins / "kwokctl")
-    log("checking that kwokctl would download nothing (dry run)")
-    dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],
-                         env=kwok_env(), capture_output=True, text=True, timeout=120, check=False)
-    urls = [line for line in dry.stdout.splitlines() if line.startswith("# Download http")]
-    if dry.returncode != 0 or urls:
-        die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
-    log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
-    # kwokctl picks each component's port by counting down from 32767 to the first one free (kwok v0.8.0,
-    # pkg/utils/net/unused_port.go GetUnusedPort): two clusters created at the same moment (make test's sim
-    # stage beside the fault suite's .sim-faults) pick the same ports and the second API server cannot bind.
-    # One creation at a time on this machine; the lock is released when the components listen.
-    with open(bins / ".create-cluster.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig",
-                                  "", "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300,
-                                 check=False)
-    if created.returncode != 0:
-        die("kwokctl create cluster failed:\n" + created.stdout[-2000:] + created.stderr[-2000:])
+    create_cluster(bins, cfg)
     shutil.copy(STATE / "kwok" / "clusters" / CLUSTER / "kubeconfig.yaml", kubeconfig())
     client, api, dyn = clients()
     core = client.CoreV1Api(api)
