@@ -35,23 +35,10 @@ _ASSIGNED = re.compile(r"(?:^|[\s;&|(`])(?:local\s+|export\s+|readonly\s+|declar
 _LOOP_OR_READ = re.compile(r"\b(?:for\s+([A-Za-z_]\w*)\s+in\b|read\s+(?:-\w+\s+)*([A-Za-z_]\w*))")
 
 
-def _logical_lines(text):
-    """(line number, text) with backslash continuations joined, as the shell reads them."""
-    lines = str(text).split("\n")
-    index = 0
-    while index < len(lines):
-        start, current = index + 1, lines[index]
-        while current.rstrip().endswith("\\") and index + 1 < len(lines):
-            index += 1
-            current = current.rstrip()[:-1] + " " + lines[index].strip()
-        yield start, current
-        index += 1
-
-
 def calls(text):
     """[(line, names or None, path text or '')] of the envsubst calls in a text."""
     out = []
-    for number, line in _logical_lines(text):
+    for number, line in _shell_env.logical_lines(text):
         for match in _CALL.finditer(line):
             fmt, path = match.group("fmt"), (match.group("path") or "").strip("'\"")
             if fmt is None and not path:

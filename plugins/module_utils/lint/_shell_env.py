@@ -113,7 +113,8 @@ def _commit(env, unknown, missing, pending):
         missing.pop(name, None)
 
 
-def _logical_lines(text):
+def logical_lines(text):
+    """(line number, text) with each backslash-newline removed, as the shell reads a script."""
     lines = str(text).split("\n")
     index = 0
     while index < len(lines):
@@ -135,7 +136,7 @@ def read(text, environ=None, where="the file"):
     env = dict(environ or {})
     unknown, missing = {}, {}
     depth = 0
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
