@@ -34,5 +34,8 @@ fi
 pip_version=$("$venv/bin/python" -c 'from ansible_test._internal.python_requirements import PIP_VERSION; print(PIP_VERSION)' 2>/dev/null || echo 24.2)
 mkdir -p "$HOME/.ansible/test/cache"
 cp "$root/tests/sanity/get_pip_standin.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+# The shellcheck sanity test runs only where shellcheck is on PATH: put the pinned one (.venv) there, so it runs
+# here as it does on a machine that has shellcheck installed (a CI run failed on it once, unseen locally).
+export PATH="$root/.venv/bin:$PATH"
 echo "==> ansible-test sanity"
 "$venv/bin/ansible-test" sanity --local --requirements --python 3.11 --color no "$@"

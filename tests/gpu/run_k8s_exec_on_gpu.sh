@@ -60,7 +60,7 @@ case ,$parts, in *,b,*)
     "name": "libero_10", "expect_tasks": 10}}'
   if [ -f "$lib/libero/libero/__init__.py" ]; then
     run l4-libero-no-config --tags l4 -e "$libero"
-    run l4-libero-config --tags l4 -e "$libero" -e '{"validation_libero_config": {"benchmark_root": "'$lib'/libero/libero"}}'
+    run l4-libero-config --tags l4 -e "$libero" -e '{"validation_libero_config": {"benchmark_root": "'"$lib"'/libero/libero"}}'
   else note "b: no LIBERO source at $lib"; fi ;;
 esac
 case ,$parts, in *,c,*)

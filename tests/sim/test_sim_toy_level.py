@@ -134,8 +134,16 @@ def add_toy_level(root: Path) -> None:
 
 
 def copy_collection(dest: Path) -> Path:
-    ignore = shutil.ignore_patterns(".git", ".sim", "output", "report", "__pycache__", ".pytest_cache")
-    shutil.copytree(simkit.ROOT, dest, symlinks=True, ignore=ignore)
+    """Copy what git tracks or would track (not .venv, a running cluster's state and sockets, reports)."""
+    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=str(simkit.ROOT), capture_output=True, check=True).stdout.decode()
+    for name in filter(None, listing.split("\0")):
+        source, target = simkit.ROOT / name, dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
+            shutil.copy2(source, target)
     return dest
 
 
