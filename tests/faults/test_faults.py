@@ -163,6 +163,27 @@ def test_a_stalled_api_server_ends_the_run_within_60_s_with_one_sentence(
     assert not left, left
 
 
+def _pods_known_to_their_node(core, custom, run, timeout=60):
+    """Wait until every pod of the run has the kwok Logs object through which its node serves its log.
+
+    The sim's node agent (kwok) serves a pod's log from that object, which it learns through a watch of its own.
+    After an API-server restart that watch resumes with client-go's reflector backoff, up to about a minute
+    later (measured: 77 s for a pod created right after a 25-s restart), while the pod itself may already have
+    run and ended. A real kubelet that ran a pod serves its log at once; so the fault is injected once the node
+    agent knows the run's pods, else the test would measure kwok's backoff, not the run (a CI run on a loaded
+    machine failed so: the Job Complete, its log unreadable for the runner's 10 s).
+    """
+    selector = "%s=%s" % (faultkit.RUN_LABEL, run.run_id)
+
+    def known():
+        pods = core.list_namespaced_pod(faultkit.NAMESPACE, label_selector=selector, _request_timeout=10).items
+        logs = custom.list_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", faultkit.NAMESPACE, "logs",
+                                                    _request_timeout=10).get("items", [])
+        names = {item["metadata"]["name"] for item in logs}
+        return bool(pods) and all(p.metadata.name in names for p in pods)
+    simkit.wait_until(known, timeout, "the run's pods known to their simulated node")
+
+
 @pytest.mark.parametrize("component,down_s", [
     ("kube-apiserver", 25), ("etcd", 10)])
 def test_a_control_plane_restart_is_survived(core, batch, custom, tmp_path, runs, component, down_s):
@@ -171,6 +192,7 @@ def test_a_control_plane_restart_is_survived(core, batch, custom, tmp_path, runs
     runs.append(run)
     run.start()
     _first_pod(core, batch, custom, run)
+    _pods_known_to_their_node(core, custom, run)
     down = faultkit.restart_component(component, down_s)
     rc = run.wait(300)
     left, _took = faultkit.wait_gone(core, batch, custom, run.run_id, 30)
