@@ -18,6 +18,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 import simkit
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _trainjob
 
 pytestmark = pytest.mark.sim
 
@@ -34,6 +35,17 @@ def test_l0_to_l2_pass_where_pod_security_is_enforced(core, namespace, tmp_path,
     with pytest.raises(ApiException) as refused:
         core.create_namespaced_pod(namespace, bare)
     assert refused.value.status == 403 and "violates PodSecurity" in refused.value.body, refused.value.body
+    if level == "baseline":
+        # An EFA rank adds no capability (docs/security.md): a TrainJob node's securityContext with EFA devices is
+        # admitted under baseline (a dry run: the API server admits it and stores nothing).
+        job = {"workers": 2, "gpus_per_worker": 8, "efa_per_worker": 32, "image": simkit.IMAGE}
+        tj = _trainjob.definition(job, "psa-efa", namespace, "rt", {}, [], [], "cm", [], "1Gi")
+        patch = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][1]
+        node = patch["template"]["spec"]["template"]["spec"]
+        efa_pod = simkit.pod_body("psa-efa", gpus=8, efa=32)
+        efa_pod["spec"]["securityContext"] = node["securityContext"]
+        efa_pod["spec"]["containers"][0]["securityContext"] = node["containers"][0]["securityContext"]
+        core.create_namespaced_pod(namespace, efa_pod, dry_run="All")
 
     run_id = "psa-" + uuid.uuid4().hex[:6]
     extra = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_namespace": namespace,

@@ -122,9 +122,9 @@ def definition(job, name, namespace, runtime_name, labels, launcher_args, env, s
     if efa > 0:
         limits["vpc.amazonaws.com/efa"] = efa
     # The securityContext of roles/runner/templates/security_context.yml.j2 for an MPIJob worker: every node runs
-    # sshd as root (the runtime's default capabilities stay), IPC_LOCK lets the ranks pin EFA buffers
-    # (docs/security.md, "What the pods may do"); the runtime (trainer/nccl-tests-runtime.yml) mounts no token.
-    container_security = {"allowPrivilegeEscalation": False, "capabilities": {"add": ["IPC_LOCK"] if efa > 0 else []}}
+    # sshd as root (the runtime's default capabilities stay); no IPC_LOCK with EFA, the locked-memory limit the EFA
+    # provider needs is the node's (docs/security.md, "What the pods may do"); the runtime mounts no token.
+    container_security = {"allowPrivilegeEscalation": False}
     pod_patch = {
         "metadata": {"labels": dict(labels)},
         "spec": {

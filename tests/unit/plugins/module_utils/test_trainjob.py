@@ -87,6 +87,8 @@ def test_the_trainjob_carries_the_mpijobs_launcher_and_every_gpu():
     assert pod["spec"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
     assert {"name": "scripts", "configMap": {"name": "rlsv-run1-l3-nccl"}} in pod["spec"]["volumes"]
     assert pod["spec"]["containers"][0]["name"] == "node"
+    # EFA ranks add no capability (docs/security.md): the runtime's default set stays for sshd, nothing more.
+    assert pod["spec"]["containers"][0]["securityContext"] == {"allowPrivilegeEscalation": False}
     assert "suspend" not in spec and obj["metadata"]["ownerReferences"] == [{"kind": "Job", "name": "anchor"}]
     queued = definition("team-a")
     assert queued["spec"]["suspend"] is True
