@@ -5,10 +5,12 @@
 On a cluster of its own (SIM_STATE in a temporary directory, 1 p5 node, no GPU of this machine given to pods):
 a pod's ConfigMap volume, env and exit code; a pod asking for a GPU stays Pending; and the collection's own L4
 probe (importing the real LIBERO 0.1.1) and an L5 Job (one real gradient step, tests/frameworks/stdlib_train_step.py)
-PASS with validation_libero_config mounted from its ConfigMap, and L4 FAILs without it with its own message.
+PASS with validation_libero_config mounted from its ConfigMap, and L4 FAILs without it with its own message; with
+it and LIBERO's benchmark call asked, L4 FAILs naming torch (the pods' python3 has none).
 LIBERO's sdist comes from `make sim-exec-deps`."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -93,10 +95,11 @@ def test_gpu_pod_stays_pending_without_devices(core):
     assert "needs 1 GPU(s) of this machine, 0 free" in waiting.message
 
 
-def _validate(state: Path, tmp_path: Path, libero_config: bool, tags: str):
+def _validate(state: Path, tmp_path: Path, libero_config: bool, tags: str, benchmark: dict | None = None):
     extra = {
         "validation_simulator_module": "libero.libero", "validation_simulator_env": {},
-        "l4_rollout_required_env": [], "l4_rollout_python_path": [str(LIBERO_SRC)], "l4_rollout_benchmark": {},
+        "l4_rollout_required_env": [], "l4_rollout_python_path": [str(LIBERO_SRC)],
+        "l4_rollout_benchmark": benchmark or {},
         "l4_rollout_gpus": 0,
         "validation_examples": [{
             "name": "stdlib-step", "framework": "custom", "gpus": 0, "efa": 0,
@@ -123,6 +126,23 @@ def test_l4_and_l5_pass_with_libero_config_mounted(exec_state, tmp_path):
     (l5,) = [row for key, row in rows.items() if key.startswith("l5_training_step")]
     assert l5["status"] == "PASS", out
     assert proc.returncode == 0, out
+
+
+def test_l4_with_libero_config_but_no_torch_names_torch(exec_state, tmp_path):
+    # The pods' python3 (this venv) has no torch, which libero/libero/benchmark/__init__.py imports (LIBERO 0.1.1):
+    # the benchmark call must say so, not "module 'libero.libero' has no attribute 'benchmark'".
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip(f"{sys.executable} (the pods' python3) has torch: the case needs a python without it")
+    bench = {"call": "libero.libero.benchmark.get_benchmark", "name": "libero_10", "expect_tasks": 10}
+    proc, rows = _validate(exec_state, tmp_path, libero_config=True, tags="l4", benchmark=bench)
+    out = proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert rows["l4_rollout"]["status"] == "FAIL", out
+    found = json.dumps(rows["l4_rollout"])
+    assert "has no attribute" not in found, out
+    assert ("libero.libero.benchmark (for libero.libero.benchmark.get_benchmark) cannot be imported: "
+            "ModuleNotFoundError: No module named 'torch'") in found, out
+    assert "install torch in the image (libero.libero.benchmark imports it)" in found, out
+    assert proc.returncode != 0, out
 
 
 def test_l4_fails_without_libero_config_with_its_own_message(exec_state, tmp_path):

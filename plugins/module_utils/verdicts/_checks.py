@@ -335,10 +335,19 @@ def l4_checks(probe_outcome, node, expect):
         message, hint = known["message"], known["hint"]
     checks = [check("import", node, "eq", status, "ok", message=message, hint=hint)]
     bench = data.get("benchmark")
-    if bench is not None and status == "ok" and (expect or {}).get("expect_tasks") is not None:
+    if bench is None or status != "ok":
+        return checks
+    message = "%s: %s" % (bench.get("name", ""), bench.get("error") or "")
+    # A call that raised carries its own hint (the probe's: e.g. the dependency its module could not import).
+    hint = bench.get("hint") or (
+        "%s raised %s: check the benchmark name and the call against the library's version in the image"
+        % (bench.get("call"), bench["error_type"]) if bench.get("error_type") else
+        "the benchmark is missing tasks: check the dataset directory and version")
+    if (expect or {}).get("expect_tasks") is not None:
         checks.append(check("benchmark_tasks", node, "eq", bench.get("n_tasks"), int(expect["expect_tasks"]),
-                            message="%s: %s" % (bench.get("name", ""), bench.get("error") or ""),
-                            hint="the benchmark is missing tasks: check the dataset directory and version"))
+                            message=message, hint=hint))
+    elif bench.get("error_type"):
+        checks.append(check("benchmark_call", node, "true", False, True, message=message, hint=hint))
     return checks
 
 

@@ -72,6 +72,34 @@ def fail(e):
     return {"error_type": type(e).__name__, "error": msg[:2000], "traceback": tb[-6000:],
             "missing_module": getattr(e, "name", None) if isinstance(e, ImportError) else None,
             "key": e.args[0] if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str) else None}
+def resolve(call, br):
+    # The longest importable prefix, then getattr for the rest. Only "this very name is no module" makes a
+    # shorter prefix worth a try: any other ImportError (LIBERO 0.1.1's libero/libero/benchmark/__init__.py:5
+    # imports torch) is the cause, which a getattr on the parent would hide behind an AttributeError.
+    parts, last = call.split("."), None
+    for i in range(len(parts), 0, -1):
+        name = ".".join(parts[:i])
+        try:
+            obj = importlib.import_module(name)
+        except ImportError as e:
+            gone = e.name if isinstance(e, ModuleNotFoundError) else None
+            if gone and (name == gone or name.startswith(gone + ".")):
+                last = e
+                continue
+            # the module that failed: the first prefix the import left out of sys.modules
+            failed = next((".".join(parts[:j]) for j in range(1, i + 1)
+                           if ".".join(parts[:j]) not in sys.modules), name)
+            br["module"], br["missing_module"] = failed, gone
+            if gone:
+                br["hint"] = ("install %s in the image (%s imports it), or run L4 with the image that has it"
+                              % (gone.split(".")[0], failed))
+            else:
+                br["hint"] = "fix the import of %s in the image (its traceback is in the probe's stderr_tail)" % failed
+            raise
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise last or ImportError("no prefix of %r can be imported" % call)
 t0 = time.time()
 try:
     m = importlib.import_module(cfg["module"])
@@ -89,18 +117,7 @@ if r["ok"] and b:
           "task_names": None}
     t1 = time.time()
     try:
-        parts = b["call"].split(".")
-        obj, i = None, len(parts)
-        while i > 0:
-            try:
-                obj = importlib.import_module(".".join(parts[:i]))
-                break
-            except ImportError:
-                i -= 1
-        if obj is None:
-            raise ImportError("cannot import any prefix of %r" % b["call"])
-        for attr in parts[i:]:
-            obj = getattr(obj, attr)
+        obj = resolve(b["call"], br)
         args = b.get("args")
         if args is None:
             args = [b["name"]] if b.get("name") is not None else []
@@ -132,6 +149,8 @@ if r["ok"] and b:
     except BaseException as e:
         f = fail(e)
         br["error"], br["error_type"] = "%s: %s" % (f["error_type"], f["error"]), f["error_type"]
+        if br.get("module"):
+            br["error"] = "%s (for %s) cannot be imported: %s" % (br["module"], br["call"], br["error"])
     br["duration_s"] = round(time.time() - t1, 3)
     r["benchmark"] = br
 sys.stdout.flush()

@@ -135,6 +135,48 @@ def test_benchmark_mismatch_and_bad_call():
     assert j["benchmark"]["ok"] is False and "could not count tasks" in j["benchmark"]["error"]
 
 
+def _package_whose_subpackage_needs(tmp_path, dependency):
+    """A throw-away tree shaped like LIBERO 0.1.1's: simpkg/lib/__init__.py imports nothing of its subpackage,
+    simpkg/lib/bench/__init__.py imports a module that is not installed (LIBERO's benchmark package: torch)."""
+    root = tmp_path / "tree"
+    (root / "simpkg" / "lib" / "bench").mkdir(parents=True)
+    (root / "simpkg" / "__init__.py").write_text("")
+    (root / "simpkg" / "lib" / "__init__.py").write_text("import os\n")
+    (root / "simpkg" / "lib" / "bench" / "__init__.py").write_text(
+        "import %s\n\ndef get_benchmark(name):\n    return [name]\n" % dependency)
+    return str(root)
+
+
+def test_benchmark_call_names_the_module_its_subpackage_cannot_import(tmp_path):
+    tree = _package_whose_subpackage_needs(tmp_path, "torch_not_installed_xyz")
+    j = sim({"module": "simpkg.lib", "python_path": [tree],
+             "benchmark": {"call": "simpkg.lib.bench.get_benchmark", "name": "libero_10", "expect_tasks": 1}})
+    assert j["status"] == "ok" and j["ok"] is False
+    b = j["benchmark"]
+    assert (b["ok"], b["error_type"], b["module"], b["missing_module"]) == \
+        (False, "ModuleNotFoundError", "simpkg.lib.bench", "torch_not_installed_xyz")
+    assert b["error"] == ("simpkg.lib.bench (for simpkg.lib.bench.get_benchmark) cannot be imported: "
+                          "ModuleNotFoundError: No module named 'torch_not_installed_xyz'")
+    assert "has no attribute" not in b["error"]
+    assert b["hint"] == ("install torch_not_installed_xyz in the image (simpkg.lib.bench imports it), "
+                         "or run L4 with the image that has it")
+    assert "import torch_not_installed_xyz" in j["stderr_tail"]
+
+
+def test_benchmark_call_other_import_error_and_missing_names(tmp_path):
+    tree = _package_whose_subpackage_needs(tmp_path, "os\nfrom os import no_such_name_xyz")
+    base = {"module": "simpkg.lib", "python_path": [tree]}
+    b = sim(dict(base, benchmark={"call": "simpkg.lib.bench.get_benchmark", "name": "x"}))["benchmark"]
+    assert (b["error_type"], b["module"], b["missing_module"]) == ("ImportError", "simpkg.lib.bench", None)
+    assert b["error"].startswith("simpkg.lib.bench (for simpkg.lib.bench.get_benchmark) cannot be imported: "
+                                 "ImportError: cannot import name 'no_such_name_xyz'")
+    assert b["hint"].startswith("fix the import of simpkg.lib.bench in the image")
+    # a name that is no module at all is still an attribute lookup on the longest prefix that imports
+    b = sim(dict(base, benchmark={"call": "simpkg.lib.nosuch_xyz.get_benchmark"}))["benchmark"]
+    assert b["error"] == "AttributeError: module 'simpkg.lib' has no attribute 'nosuch_xyz'"
+    assert "module" not in b and "hint" not in b
+
+
 def test_benchmark_not_attempted_when_import_fails():
     j = sim({"module": "nope_sim_xyz", "benchmark": {"call": "nope_sim_xyz.get_benchmark", "name": "x"}})
     assert j["benchmark"] == {"ok": False, "error": "not attempted (import failed)"}

@@ -704,6 +704,22 @@ def test_l4_real_libero_with_its_config_has_the_10_tasks():
     assert find(result, "benchmark_tasks")["actual"] == 10
 
 
+def test_l4_real_libero_without_torch_names_the_missing_dependency():
+    out = outcome(FRAMEWORK_LOGS / "libero" / "l4-probe-libero-configured-no-torch.out")
+    result = checks.l4_checks(out, "cpu-no-torch", {"expect_tasks": 10})
+    assert failing(result) == [("benchmark_tasks", "cpu-no-torch")]
+    bench = find(result, "benchmark_tasks")
+    assert (bench["actual"], bench["expected"]) == (None, 10)
+    assert bench["fail_msg"] == ("libero_10: libero.libero.benchmark (for libero.libero.benchmark.get_benchmark) "
+                                 "cannot be imported: ModuleNotFoundError: No module named 'torch'")
+    assert bench["hint"] == ("install torch in the image (libero.libero.benchmark imports it), "
+                             "or run L4 with the image that has it")
+    # without expect_tasks the failed call is still a finding, with the same message and hint
+    (call,) = [c for c in checks.l4_checks(out, "cpu-no-torch", {}) if c["name"] != "import"]
+    assert (call["name"], call["fail_msg"], call["hint"]) == ("benchmark_call", bench["fail_msg"], bench["hint"])
+    assert not passed(call)
+
+
 def test_l4_hang_on_stdin():
     result = checks.l4_checks(outcome(SIM_PROBES / "probe_sim_import" / "sim-hang" / "default.out"), "vm", {})
     assert result[0]["actual"] == "prompts_for_input"
