@@ -30,8 +30,6 @@ def fixture_bytes(path):
     return gzip.decompress(data) if path.suffix == ".gz" else data
 
 
-
-
 _CACHE = {}
 
 

@@ -223,7 +223,6 @@ ALL_CASES = [(name, fixture(name), expected) for name, expected in sorted(EXPECT
 ALL_CASES.append(("recorded/" + RECORDED_LOG.name, RECORDED_LOG, EXPECTED_RECORDED))
 
 
-
 def test_every_fixture_has_expectations():
     logs = sorted(p.name[:-3] if p.suffix == ".gz" else p.name for p in NCCL.glob("*.log*"))
     assert logs == sorted(EXPECTED), "add the new fixture to EXPECTED"
