@@ -40,11 +40,12 @@ def l4_checks(probes, expect):
             for c in _checks.l4_checks(outcome, node, _plain(expect or {}))]
 
 
-def job_log_checks(result, node, expect):
+def job_log_checks(result, node, expect, name=None):
     result = _plain(result or {})
     expect = dict(_plain(expect or {}), log_error=result.get("log_error"))
     log = result.get("log") or ""
-    return _checks.log_checks(log, result.get("state"), node, expect) + _checks.placement_checks(log, node, expect)
+    found = _checks.log_checks(log, result.get("state"), node, expect) + _checks.placement_checks(log, node, expect)
+    return [dict(c, name=str(name)) for c in found] if name else found
 
 
 def eval_checks(result, node, expect):

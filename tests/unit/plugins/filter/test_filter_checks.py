@@ -73,6 +73,13 @@ def test_job_log_and_eval_checks_filters_pass_the_log_error():
     assert checks_filter.job_log_checks(None, "", None)[0]["actual"] == "unknown"
 
 
+def test_job_log_checks_names_every_check_after_the_nccl_launcher_when_asked():
+    failed = tagged({"log": "", "log_error": "", "state": {"failed": True, "settled": True, "reason": "BackoffLimitExceeded"}})
+    named = checks_filter.job_log_checks(failed, "", {}, "mpijob")
+    assert [c["name"] for c in named] == ["mpijob", "mpijob"]
+    assert [c["actual"] for c in named] == [c["actual"] for c in checks_filter.job_log_checks(failed, "", {})]
+
+
 def test_example_job_filter_unknown_framework_is_a_filter_error():
     with pytest.raises(AnsibleFilterError, match="framework 'nope' has no contract"):
         checks_filter.example_job({"name": "x", "framework": "nope"}, "train", [], "img", 60)
