@@ -238,9 +238,9 @@ def efa_memlock_checks(node, data, exp, min_kib=None):
     soft, hard = memlock.get("soft"), memlock.get("hard")
     min_kib = _limits.EFA_MEMLOCK_MIN_KIB if min_kib in (None, "") else min_kib
     if soft is None or hard is None:
+        why = memlock.get("error") or "no value"
         return [check("efa_memlock", node, "true", None, True, evidence_missing=True, hint=HINT_MEMLOCK,
-                      message="the probe could not read the locked-memory limit: %s" % (memlock.get("error") or
-                                                                                       "no value"))]
+                      message="the probe could not read the locked-memory limit: %s" % why)]
     if _int(min_kib, -1) < 0:
         return [check("efa_memlock", node, "true", False, True,
                       message="l0_infrastructure_efa_memlock_min_kib is %r: give 0 (unlimited) or a number of KiB"
