@@ -46,6 +46,10 @@ BASELINE_MIN_SIZE_BYTES = 1 << 20
 BASELINE_BUSBW_TOLERANCE = 0.10
 # A level more than this fraction (plus BASELINE_TIME_SLACK_S) slower than in the baseline is a regression.
 BASELINE_TIME_TOLERANCE = 0.50
+# Smallest locked-memory limit (RLIMIT_MEMLOCK, soft, KiB) a container on an EFA node must have; 0 means unlimited,
+# as libfabric's EFA provider docs ask ("unlimited is fine", prov/efa/docs/overview.md) and AWS's note on
+# "Libfabric error: (-12) Cannot allocate memory" says (awslabs/awsome-distributed-ai #647: 65536 was too low).
+EFA_MEMLOCK_MIN_KIB = 0
 
 # name -> value, as the `limit` filter and the tests read them.
 LIMITS = {
@@ -60,7 +64,10 @@ LIMITS = {
     "lost_node_toleration_s": LOST_NODE_TOLERATION_S,
     "baseline_time_slack_s": BASELINE_TIME_SLACK_S,
     "baseline_min_size_bytes": BASELINE_MIN_SIZE_BYTES,
+    "efa_memlock_min_kib": EFA_MEMLOCK_MIN_KIB,
 }
+# Limits whose 0 has a meaning (not "none"): efa_memlock_min_kib 0 asks for unlimited.
+ZERO_MEANS = {"efa_memlock_min_kib": "unlimited"}
 # name -> fraction (0 to 1), read the same way as LIMITS.
 TOLERANCES = {
     "baseline_busbw_tolerance": BASELINE_BUSBW_TOLERANCE,

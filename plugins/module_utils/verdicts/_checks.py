@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _gpu_health
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _log_excerpt
@@ -32,6 +33,15 @@ HINT_EFA_DRA = ("the EFA DRA driver (DRANET, aws-dranet chart) publishes fewer E
                 "check its DaemonSet pod on this node, the efa kernel module, and the node's EFA interfaces")
 HINT_STORAGE = ("the shared storage is not writable from the pod: check the FSx for Lustre CSI driver, the "
                 "PersistentVolume and claim, the security group (port 988) and the mount options")
+
+# The sources: docs/security.md ("What the pods may do", the EFA bullet).
+HINT_MEMLOCK = ("libfabric's EFA provider pins its buffers against this limit and fails with \"Libfabric error: (-12) "
+                "Cannot allocate memory\" when it is too low. The node's container runtime sets it: on the AL2023 "
+                "EKS AMI add an RLIMIT_MEMLOCK entry (unlimited) to spec.containerd.baseRuntimeSpec.process.rlimits "
+                "of the launch template's NodeConfig, keeping the RLIMIT_NOFILE entry (nodeadm doc/examples.md, "
+                "\"Modifying container RLIMITs\"), and read `ulimit -l` in a new pod; Bottlerocket sets it unlimited "
+                "itself when EFA is attached; without containers: memlock in /etc/security/limits.conf. A finite "
+                "limit you chose on purpose: set l0_infrastructure_efa_memlock_min_kib to it")
 
 
 def check(name, node="", op="eq", actual=None, expected=None, hint="", message="", unit="", tolerance=None,
@@ -129,9 +139,7 @@ def l0_checks(nodes, probes, expect):
         cap = (node.get("status") or {}).get("capacity") or {}
         checks.append(check("node_ready", name, "true", _ready(node), True,
                             hint="the node is NotReady: check the kubelet and `kubectl describe node`"))
-        if not (node.get("spec") or {}).get("unschedulable") is True:
-            pass
-        else:
+        if (node.get("spec") or {}).get("unschedulable") is True:
             checks.append(check("node_schedulable", name, "false", True, False,
                                 message="the node is cordoned", hint="uncordon it (kubectl uncordon) or replace it"))
         if exp["gpu_count"] is None:
@@ -207,10 +215,44 @@ def l0_checks(nodes, probes, expect):
                                 message="write/read/delete on %s: %s" % (
                                     storage.get("path") or expect.get("storage_path", ""),
                                     storage.get("error") or ("failed steps: " + ", ".join(failed) if failed else "ok"))))
+        checks.extend(efa_memlock_checks(name, data, exp, expect.get("efa_memlock_min_kib")))
         checks.extend(_gpu_health.gpu_checks(name, data, exp))
         checks.extend(_gpu_health.dcgm_checks(name, data.get("dcgm")))
     checks.extend(_gpu_health.consistency_checks(probed, overrides))
     return checks
+
+
+def _kib_text(value):
+    return "unlimited" if value == "unlimited" else "%s bytes (%s KiB)" % (value, int(value) // 1024)
+
+
+def efa_memlock_checks(node, data, exp, min_kib=None):
+    """The locked-memory limit (the probe's `memlock`) of a node with EFA devices (found, or expected by its
+    profile or the inventory). min_kib: l0_infrastructure_efa_memlock_min_kib (None: _limits.EFA_MEMLOCK_MIN_KIB);
+    0 asks for unlimited, N > 0 for a soft limit of at least N KiB (unlimited passes too). Output of a probe
+    older than the field (the sim's recordings) makes no check; a limit the probe could not read is evidence
+    missing."""
+    if not (_int(exp.get("efa_count"), 0) > 0 or _int(data.get("efa_count"), 0) > 0) or "memlock" not in data:
+        return []
+    memlock = data.get("memlock") or {}
+    soft, hard = memlock.get("soft"), memlock.get("hard")
+    min_kib = _limits.EFA_MEMLOCK_MIN_KIB if min_kib in (None, "") else min_kib
+    if soft is None or hard is None:
+        why = memlock.get("error") or "no value"
+        return [check("efa_memlock", node, "true", None, True, evidence_missing=True, hint=HINT_MEMLOCK,
+                      message="the probe could not read the locked-memory limit: %s" % why)]
+    if _int(min_kib, -1) < 0:
+        return [check("efa_memlock", node, "true", False, True,
+                      message="l0_infrastructure_efa_memlock_min_kib is %r: give 0 (unlimited) or a number of KiB"
+                              % (min_kib,), hint="fix l0_infrastructure_efa_memlock_min_kib in the inventory")]
+    message = ("locked-memory limit (RLIMIT_MEMLOCK) in a container on this EFA node: soft %s, hard %s"
+               % (_kib_text(soft), _kib_text(hard)))
+    if int(min_kib) == 0:
+        shown = "unlimited" if soft == "unlimited" else "%s KiB" % (int(soft) // 1024)
+        return [check("efa_memlock", node, "eq", shown, "unlimited", hint=HINT_MEMLOCK, message=message)]
+    # RLIM_INFINITY is 2**64 - 1 bytes: unlimited compares as that many KiB
+    soft_kib = (2 ** 64 - 1) // 1024 if soft == "unlimited" else int(soft) // 1024
+    return [check("efa_memlock", node, "ge", soft_kib, int(min_kib), unit="KiB", hint=HINT_MEMLOCK, message=message)]
 
 
 def l1_checks(probe_outcome, node, expect):

@@ -1,4 +1,4 @@
-"""L0 probe: GPUs (nvidia-smi), their health, EFA/RDMA devices, shared-storage write/read/delete.
+"""L0 probe: GPUs (nvidia-smi), their health, EFA/RDMA devices, the locked-memory limit, shared-storage write/read/delete.
 
 Usage: python3 probe_node.py '{"storage_path": "/fsx"}'   -- fields: docs/probes.md (L0)
 Standard library only. Prints one JSON object on the last stdout line; exits 0 whatever it finds.
@@ -9,6 +9,7 @@ import glob
 import json
 import os
 import re
+import resource
 import socket
 import sys
 import time
@@ -141,6 +142,24 @@ def list_infiniband(ib_dir):
             efa = name.startswith("efa") or name.startswith("rdmap")
         devices.append({"name": name, "driver": driver, "efa": efa})
     return devices, None
+
+
+def memlock_limit():
+    """RLIMIT_MEMLOCK of this container: {"soft", "hard"} in bytes, "unlimited" for RLIM_INFINITY, "error".
+
+    libfabric's EFA provider pins (registers) its buffers, which the kernel charges to this limit. The
+    container runtime sets it per container from the node's defaults (containerd's base runtime spec,
+    Bottlerocket's OCI defaults; Kubernetes has no pod field for it and a device plugin cannot set it), so any
+    container on the node shows what the training pods will get, whatever it requests. A process may raise its
+    soft limit up to the hard one itself; the judge reads the soft limit, the one the ranks start with."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    except (OSError, ValueError, AttributeError) as exc:
+        return {"soft": None, "hard": None, "error": "getrlimit(RLIMIT_MEMLOCK): %s" % exc}
+
+    def shown(value):  # Python gives RLIM_INFINITY as -1 on Linux
+        return "unlimited" if value == resource.RLIM_INFINITY or value < 0 else int(value)
+    return {"soft": shown(soft), "hard": shown(hard), "error": None}
 
 
 def _mount_of(path):
@@ -679,6 +698,7 @@ def body(probe, p):
     efa = [d["name"] for d in devices if d["efa"]]
     r.update({"efa_count": len(efa), "efa_devices": efa, "infiniband_devices": devices,
               "infiniband_error": ib_error})
+    r["memlock"] = memlock_limit()
     r["health"] = None
     if p["health"] and info["ok"]:
         probe.stage = "gpu health"

@@ -299,3 +299,42 @@ def test_dcgm_runs_only_when_asked_and_is_bounded(tmp_path):
     d = run_probe("node", {"nvidia_smi": smi, "health": False, "dcgm_level": 1,
                            "dcgmi": str(tmp_path / "nope")}).json["dcgm"]
     assert d["error"].startswith("dcgmi not found")
+
+
+# -- the locked-memory limit (docs/probes.md "memlock") --------------------------------------------------------
+
+def test_memlock_limit_in_bytes(monkeypatch):
+    calls = []
+
+    def getrlimit(which):
+        calls.append(which)
+        return (67108864, 67108864)  # `ulimit -l` 65536 (KiB), awslabs/awsome-distributed-ai #647
+    monkeypatch.setattr(node.resource, "getrlimit", getrlimit)
+    assert node.memlock_limit() == {"soft": 67108864, "hard": 67108864, "error": None}
+    assert calls == [node.resource.RLIMIT_MEMLOCK]
+
+
+def test_memlock_limit_unlimited_is_the_word(monkeypatch):
+    inf = node.resource.RLIM_INFINITY
+    monkeypatch.setattr(node.resource, "getrlimit", lambda which: (inf, inf))
+    assert node.memlock_limit() == {"soft": "unlimited", "hard": "unlimited", "error": None}
+    monkeypatch.setattr(node.resource, "getrlimit", lambda which: (65536, inf))
+    assert node.memlock_limit() == {"soft": 65536, "hard": "unlimited", "error": None}
+
+
+def test_memlock_limit_that_cannot_be_read(monkeypatch):
+    def getrlimit(which):
+        raise ValueError("invalid resource specified")
+    monkeypatch.setattr(node.resource, "getrlimit", getrlimit)
+    out = node.memlock_limit()
+    assert (out["soft"], out["hard"]) == (None, None)
+    assert out["error"] == "getrlimit(RLIMIT_MEMLOCK): invalid resource specified"
+
+
+def test_probe_reports_its_own_memlock_limit(tmp_path):
+    import resource
+    run = run_probe("node", {"nvidia_smi": "/nonexistent/nvidia-smi", "infiniband_dir": str(tmp_path / "ib")})
+    assert run.rc == 0, run
+    soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)  # the child inherits this process's limit
+    shown = [("unlimited" if v == resource.RLIM_INFINITY else v) for v in (soft, hard)]
+    assert run.json["memlock"] == {"soft": shown[0], "hard": shown[1], "error": None}

@@ -39,10 +39,12 @@ def _table(path, heading):
     return rows[1:]  # without the header
 
 
-def test_limits_are_positive_whole_seconds_and_named_like_their_constants():
+def test_limits_are_positive_whole_numbers_and_named_like_their_constants():
     for name, value in _limits.LIMITS.items():
-        assert isinstance(value, int) and value > 0, name
+        # 0 only where it has a meaning of its own (efa_memlock_min_kib: unlimited)
+        assert isinstance(value, int) and (value > 0 or name in _limits.ZERO_MEANS), name
         assert getattr(_limits, name.upper()) == value, name
+    assert set(_limits.ZERO_MEANS) <= set(_limits.LIMITS)
 
 
 def test_limit_by_name_and_unknown_names():
@@ -92,6 +94,9 @@ def test_literal_copies_agree_with_the_module():
     assert _pitfall_rules.DEFAULT_OPTIONS["min_deadline_s"] == floor
     assert _yaml("roles/local_checks/defaults/main.yml")["local_checks_min_deadline_s"] == floor
     assert _argspec_default("local_checks", "local_checks_min_deadline_s") == floor
+    memlock = _limits.EFA_MEMLOCK_MIN_KIB
+    assert _yaml("roles/l0_infrastructure/defaults/main.yml")["l0_infrastructure_efa_memlock_min_kib"] == memlock
+    assert _argspec_default("l0_infrastructure", "l0_infrastructure_efa_memlock_min_kib") == memlock
     for role in ("l5_training_step", "l6_evaluation"):
         assert _yaml("roles/%s/defaults/main.yml" % role)["%s_deadline_s" % role] == deadline
         assert _argspec_default(role, "%s_deadline_s" % role) == deadline
