@@ -154,3 +154,15 @@ def test_l4_fails_without_libero_config_with_its_own_message(exec_state, tmp_pat
     assert "prompts_for_input" in found and "Do you want to specify a custom path for the dataset folder" in found, out
     assert "config.yaml" in found and "LIBERO_CONFIG_PATH" in found, out
     assert proc.returncode != 0, out
+
+
+def test_l0_reads_the_real_locked_memory_limit_on_an_efa_node(exec_state, tmp_path):
+    """The L0 probe runs for real in the p5 node's pod: its efa_memlock check carries this machine's own
+    RLIMIT_MEMLOCK (what any container here starts with), not a recording; unlimited passes, anything else FAILs."""
+    import resource
+    soft, _hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    seen = "unlimited" if soft == resource.RLIM_INFINITY else "%d KiB" % (soft // 1024)
+    _proc, rows = _validate(exec_state, tmp_path, libero_config=False, tags="l0")
+    memlock = [c for c in rows["l0_infrastructure"]["checks"] if c["name"] == "efa_memlock"]
+    assert [(c["node"], c["actual"], c["passed"]) for c in memlock] == [("p5-node-0", seen, seen == "unlimited")], memlock
+    assert "RLIMIT_MEMLOCK" in memlock[0]["message"]
