@@ -402,8 +402,8 @@ signature_ids:
     - Ids found, in catalog order. Possible ids are V(segfault), V(process_aborted), V(efa_cm_error),
       V(nccl_warn), V(unhandled_system_error), V(unhandled_cuda_error), V(internal_error), V(test_failure),
       V(wrong_results), V(watchdog_timeout), V(mpi_abnormal_exit), V(ofi_init_failed), V(ofi_av_error),
-      V(ofi_libfabric_too_old), V(ib_fatal), V(cuda_device_busy), V(reg_mr_error), V(socket_fallback),
-      V(invalid_argument), V(invalid_usage), V(remote_error), V(in_progress), V(nccl_timeout),
+      V(ofi_libfabric_too_old), V(ib_fatal), V(cuda_device_busy), V(reg_mr_error), V(efa_rx_buf_post),
+      V(socket_fallback), V(invalid_argument), V(invalid_usage), V(remote_error), V(in_progress), V(nccl_timeout),
       V(nccl_async_error), V(comm_aborted), V(socket_error), V(ofi_completion_error) and V(sharp_error).
     - Every C(ncclResult_t) code of NCCL 2.21 to 2.30 has one; C(docs/verdicts.md) lists each id with the source
       line it comes from and its test fixture.

@@ -21,8 +21,8 @@ footer) and ``socket_fallback`` is decided at the end of the log (``Using networ
 after evidence that a plugin/OFI/IB network was attempted).
 
 Sources: the printing code of NCCL 2.21-2.30 (``ncclGetErrorString`` for every ``ncclResult_t``,
-the WARN lines before them), PyTorch's ProcessGroupNCCL, aws-ofi-nccl 1.14-1.21 and NVIDIA's
-nccl-rdma-sharp-plugins (each entry's ``sources``); the seed repository's EFA troubleshooting table;
+the WARN lines before them), PyTorch's ProcessGroupNCCL, aws-ofi-nccl 1.14-1.21, libfabric's EFA
+provider 1.22-2.6 and NVIDIA's nccl-rdma-sharp-plugins (each entry's ``sources``); the seed repository's EFA troubleshooting table;
 the public logs in tests/unit/fixtures/nccl (see SOURCES.md there). ``RESULT_CODES`` maps every
 ``ncclResult_t`` to its signature (a unit test walks NCCL's own enum against it).
 Standard library only; keep it importable on Python 3.8.
@@ -352,6 +352,37 @@ CATALOG = (
             r"fi_mr_reg\w*.*failed",
         ),
         "triggers": ("REG_MR", "register memory", "ibv_reg_mr", "fi_mr_reg"),
+    },
+    {
+        # Not reg_mr_error: libfabric itself prints it to stderr and abort()s (no NCCL WARN, no aws-ofi-nccl
+        # line), when growing its RX packet pool (fi_mr_reg of each chunk) or posting it fails.
+        "id": "efa_rx_buf_post",
+        "sources": (
+            'ofiwg/libfabric prov/efa/src/efa_base_ep.c:480-484 efa_base_ep_write_eq_error (v2.1.0; :743 in '
+            'v2.6.0, :438 in v1.22.0) fprintf(stderr, "Libfabric EFA provider has encountered an internal '
+            'error:\\n\\nLibfabric error: (%zd) %s\\nEFA internal error: (%zd) %s\\n\\nYour application will now '
+            'abort().\\n") when the error cannot be written to an EQ',
+            'ofiwg/libfabric prov/efa/src/rdm/efa_rdm_ep_utils.c:889 (v2.1.0; :981 in v2.6.0) '
+            'efa_base_ep_write_eq_error(..., FI_EFA_ERR_INTERNAL_RX_BUF_POST); prov/efa/src/efa_errno.h:96 (v2.1.0) '
+            '_(4112, INTERNAL_RX_BUF_POST, Failure to post internal receive buffers)',
+        ),
+        "meaning": (
+            "The EFA provider (libfabric) could not register or post its internal receive buffers and aborted the "
+            "rank; with 'Libfabric error: (-12) Cannot allocate memory' the container's locked-memory limit "
+            "(RLIMIT_MEMLOCK, 'ulimit -l') is too low for the buffers it pins."
+        ),
+        "hint": (
+            "Raise memlock to unlimited on the node: on AL2023 an RLIMIT_MEMLOCK entry in the NodeConfig's "
+            "containerd baseRuntimeSpec (nodeadm), Bottlerocket sets it when an EFA device is attached; then re-run "
+            "L0's efa_memlock check. If the limit is already unlimited, upgrade the EFA installer (libfabric)."
+        ),
+        # EFA internal error code 4112 (efa_errno.h) and its text, also in libfabric's own
+        # "Writing error to EQ: ... prov_errno: Failure to post internal receive buffers (4112)" warning.
+        "patterns": (
+            r"EFA internal error: \(4112\)",
+            r"Failure to post internal receive buffers",
+        ),
+        "triggers": ("EFA internal error: (4112)", "internal receive buffers"),
     },
     {
         "id": "socket_fallback",

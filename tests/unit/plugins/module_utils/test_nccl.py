@@ -21,7 +21,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nc
 from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_results
 from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_signatures
 
-from nccl_kit import AR, FIXTURES, NCCL, fixture, fixture_bytes, parsed
+from nccl_kit import AR, FIXTURES, NCCL, PLUGINS, fixture, fixture_bytes, parsed
 
 RECORDED_LOG = FIXTURES / "recorded" / "h200x2" / "torch-allreduce-2xh200-nvlink-nccl-info.log"
 
@@ -202,6 +202,11 @@ EXPECTED = {
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
         sigs={"nccl_warn": 1, "reg_mr_error": 1}),
+    "efa-rx-buf-post-cannot-allocate-memory-memlock-excerpt.log": dict(
+        # libfabric's own abort text: no NCCL line, so no network and no nccl_warn
+        tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
+        wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
+        sigs={"efa_rx_buf_post": 1}),
     "socket-start-connect-failed-system-error-excerpt.log": dict(
         tests=[], rows=[], peak=None, largest=None, size=None, avg=None,
         wrong=None, complete=None, network=None, version=None, nranks=None, nnodes=None,
@@ -289,6 +294,22 @@ def test_fixture_signature_entries(name, path, expected):
 def test_signature_positions(name, line_no, sig_id):
     result = parsed(NCCL / name)
     assert (sig_id, line_no) in [(e["id"], e["line_no"]) for e in result["signatures"]]
+
+
+def test_efa_memlock_abort_is_named_and_healthy_efa_logs_are_not():
+    # awslabs/awsome-distributed-ai#647: the rank's stderr when RLIMIT_MEMLOCK was 65536
+    result = parsed(NCCL / "efa-rx-buf-post-cannot-allocate-memory-memlock-excerpt.log")
+    entry, = result["signatures"]
+    assert (entry["id"], entry["line_no"]) == ("efa_rx_buf_post", 4)
+    assert "L0's efa_memlock check" in entry["hint"] and "unlimited" in entry["hint"]
+    healthy = (PLUGINS.parent / "sim" / "replay" / "logs" / "l3-efa-healthy.log",
+               NCCL / "efa-g6e-l40s-4pod-deepspeed-nccl-info.log",
+               NCCL / "scatter-p4d-2node-efa-srun-label-debuginfo.log")
+    for path in healthy:
+        assert "efa_rx_buf_post" not in parsed(path)["signature_ids"], path.name
+    # aws-ofi-nccl's "Unable to register memory ... Cannot allocate memory" stays reg_mr_error alone
+    reg_mr = parsed(NCCL / "ofi-reg-mr-cannot-allocate-memory-alltoall-excerpt.log")["signature_ids"]
+    assert "reg_mr_error" in reg_mr and "efa_rx_buf_post" not in reg_mr
 
 
 def test_signature_entries_are_capped_but_counted():

@@ -44,6 +44,7 @@ SIGNATURE_FIXTURES = {
     "ib_fatal": ("ib-async-fatal-qp-alltoall-h100-2node.log", "real"),
     "cuda_device_busy": ("from-source/cuda-device-busy-from-source.log", "source"),
     "reg_mr_error": ("ofi-reg-mr-cannot-allocate-memory-alltoall-excerpt.log", "real"),
+    "efa_rx_buf_post": ("efa-rx-buf-post-cannot-allocate-memory-memlock-excerpt.log", "real"),
     "socket_fallback": ("socket-fallback-polaris-a100-2node-ddp.log", "real"),
     "invalid_argument": ("invalid-argument-broadcast-null-pointer-torch.log", "real"),
     "invalid_usage": ("invalid-usage-duplicate-gpu-megatron-torch-excerpt.log", "real"),
@@ -177,6 +178,10 @@ def test_source_built_fixtures_are_what_make_py_writes(tmp_path):
      "unhandled_system_error"),
     ("h:1:2 [0] init.cc:1527 NCCL WARN Cuda failure 'out of memory'", "unhandled_cuda_error"),
     ("h:1:2 [0] include/cudawrap.h:34 NCCL WARN Cuda failure 2 'out of memory'", "unhandled_cuda_error"),
+    # libfabric src/log.c:159 ofi_log's "%s:%d:%ld:%s:%s:%s:%s():%d<%s> %s" frame around EFA_WARN(FI_LOG_EQ,
+    # "Writing error to EQ: err: %s (%zd) prov_errno: %s (%zd)\n") of prov/efa/src/efa_base_ep.c:464 (v2.1.0)
+    ("libfabric:42:1745020800::efa:eq:efa_base_ep_write_eq_error():464<warn> Writing error to EQ: err: Cannot "
+     "allocate memory (-12) prov_errno: Failure to post internal receive buffers (4112)", "efa_rx_buf_post"),
 ])
 def test_source_lines_are_named(line, sig_id):
     assert sig_id in parse(line + "\n")["signature_ids"]

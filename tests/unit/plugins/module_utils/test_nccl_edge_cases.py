@@ -296,7 +296,7 @@ def test_catalog_ids_are_exactly_the_documented_ones():
         "segfault", "process_aborted", "efa_cm_error", "nccl_warn", "unhandled_system_error",
         "unhandled_cuda_error", "internal_error", "test_failure", "wrong_results", "watchdog_timeout",
         "mpi_abnormal_exit", "ofi_init_failed", "ofi_av_error", "ofi_libfabric_too_old", "ib_fatal",
-        "cuda_device_busy", "reg_mr_error", "socket_fallback",
+        "cuda_device_busy", "reg_mr_error", "efa_rx_buf_post", "socket_fallback",
         # issue 32: the rest of ncclResult_t, async errors and aborts, transports and plugins
         "invalid_argument", "invalid_usage", "remote_error", "in_progress", "nccl_timeout", "nccl_async_error",
         "comm_aborted", "socket_error", "ofi_completion_error", "sharp_error")
