@@ -6,7 +6,8 @@ On a cluster of its own (SIM_STATE in a temporary directory, 1 p5 node, no GPU o
 a pod's ConfigMap volume, env and exit code; a pod asking for a GPU stays Pending; and the collection's own L4
 probe (importing the real LIBERO 0.1.1) and an L5 Job (one real gradient step, tests/frameworks/stdlib_train_step.py)
 PASS with validation_libero_config mounted from its ConfigMap, and L4 FAILs without it with its own message; with
-it and LIBERO's benchmark call asked, L4 FAILs naming torch (the pods' python3 has none).
+it and LIBERO's benchmark call asked, L4 FAILs naming torch (the pods' python3 has none); and L0's real probe
+reads this machine's locked-memory limit in the p5 node's pod (a second cluster that hands out device indices).
 LIBERO's sdist comes from `make sim-exec-deps`."""
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ LIBERO_SRC = CACHE / "exec" / "libero-0.1.1"
 STEP = simkit.ROOT / "tests" / "frameworks" / "stdlib_train_step.py"
 
 
-def _simctl(state: Path, *args: str) -> None:
-    # The pods' "image": this venv's python3 (it has PyYAML, which LIBERO imports); no GPU of this machine.
-    env = dict(os.environ, SIM_STATE=str(state), SIM_EXEC_GPUS="",
+def _simctl(state: Path, *args: str, gpus: str = "") -> None:
+    # The pods' "image": this venv's python3 (it has PyYAML, which LIBERO imports); no GPU of this machine
+    # unless `gpus` lists device indices to hand out.
+    env = dict(os.environ, SIM_STATE=str(state), SIM_EXEC_GPUS=gpus,
                SIM_EXEC_PATH=f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin")
     proc = subprocess.run([sys.executable, str(simkit.SIMCTL), *args], cwd=str(simkit.ROOT), env=env,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -156,13 +158,24 @@ def test_l4_fails_without_libero_config_with_its_own_message(exec_state, tmp_pat
     assert proc.returncode != 0, out
 
 
-def test_l0_reads_the_real_locked_memory_limit_on_an_efa_node(exec_state, tmp_path):
+@pytest.fixture()
+def exec_state_with_devices(tmp_path_factory):
+    """A second exec-mode cluster whose runtime hands out 8 device indices (0-7) that this CPU machine does not
+    have: L0's probe pod asks for all 8 GPUs of its p5 node, so it runs here instead of staying Pending (its
+    GPU checks then fail: there is no nvidia-smi)."""
+    state = tmp_path_factory.mktemp("sim-exec-devices")
+    _simctl(state, "up", "--nodes", "1", "--exec", "host", "--scenario", "healthy", gpus="0,1,2,3,4,5,6,7")
+    yield state
+    _simctl(state, "down")
+
+
+def test_l0_reads_the_real_locked_memory_limit_on_an_efa_node(exec_state_with_devices, tmp_path):
     """The L0 probe runs for real in the p5 node's pod: its efa_memlock check carries this machine's own
     RLIMIT_MEMLOCK (what any container here starts with), not a recording; unlimited passes, anything else FAILs."""
     import resource
     soft, _hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     seen = "unlimited" if soft == resource.RLIM_INFINITY else "%d KiB" % (soft // 1024)
-    _proc, rows = _validate(exec_state, tmp_path, libero_config=False, tags="l0")
+    _proc, rows = _validate(exec_state_with_devices, tmp_path, libero_config=False, tags="l0")
     memlock = [c for c in rows["l0_infrastructure"]["checks"] if c["name"] == "efa_memlock"]
     assert [(c["node"], c["actual"], c["passed"]) for c in memlock] == [("p5-node-0", seen, seen == "unlimited")], memlock
     assert "RLIMIT_MEMLOCK" in memlock[0]["message"]
