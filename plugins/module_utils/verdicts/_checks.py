@@ -27,6 +27,13 @@ except ImportError:  # pragma: no cover - only when the file is used on its own
 
 HINT_GPU = ("a GPU the device plugin advertises is not visible to nvidia-smi (fell off the bus, XID 79, driver "
             "mismatch): drain the node, check `nvidia-smi -q` and dmesg for XID errors, replace the instance")
+# NVIDIA Container Toolkit docs, "Specialized Configurations with Docker", Environment Variables (OCI Spec): the
+# runtime mounts the driver's binaries by NVIDIA_DRIVER_CAPABILITIES ("utility: required for using nvidia-smi and
+# NVML") only into a container with NVIDIA_VISIBLE_DEVICES set, which the device plugin sets for a GPU request.
+HINT_NO_SMI = ("nvidia-smi is not in the pod although it got the node's GPUs: the NVIDIA container runtime did not "
+               "mount the driver's tools into it. Check that the node's containerd runs the NVIDIA runtime (the GPU "
+               "Operator's toolkit, or the EKS accelerated AMI's nvidia-container-runtime), and that the image does "
+               "not set NVIDIA_DRIVER_CAPABILITIES without 'utility'")
 HINT_EFA = ("the EFA devices are missing in the pod: check the EFA driver on the node (efa kernel module), the "
             "aws-efa-k8s-device-plugin DaemonSet and the pod's vpc.amazonaws.com/efa request")
 HINT_EFA_DRA = ("the EFA DRA driver (DRANET, aws-dranet chart) publishes fewer EFA devices than the instance has: "
@@ -191,8 +198,9 @@ def l0_checks(nodes, probes, expect):
         probed.append((name, exp["instance_type"], data))
         if exp["gpu_count"] is not None:
             msg = "" if not (data.get("nvidia_smi") or {}).get("error") else "nvidia-smi: %s" % data["nvidia_smi"]["error"]
+            not_found = (data.get("nvidia_smi") or {}).get("not_found")
             checks.append(check("gpu_count", name, "eq", data.get("gpu_count"), int(exp["gpu_count"]),
-                                hint=HINT_GPU, message=msg))
+                                hint=HINT_NO_SMI if not_found else HINT_GPU, message=msg))
         names = sorted(set(g.get("name") or "" for g in data.get("gpus") or []))
         if exp["gpu_name_pattern"] and names:
             checks.append(check("gpu_model", name, "matches", ", ".join(names), exp["gpu_name_pattern"],

@@ -107,6 +107,7 @@ def query_gpus(nvidia_smi, timeout_s):
     gpus = []
     if res["error"]:
         info["error"] = ("nvidia-smi not found: %s" if res.get("not_found") else "nvidia-smi could not run: %s") % res["error"]
+        info["not_found"] = bool(res.get("not_found"))
     elif res["timed_out"]:
         info["error"] = "nvidia-smi timed out after %s s" % timeout_s
     elif res["rc"] != 0:

@@ -356,6 +356,21 @@ def test_l0_gpu_count_carries_the_nvidia_smi_error():
     assert "gpu_memory" not in names(result)
 
 
+def test_l0_nvidia_smi_missing_in_the_pod_points_at_the_container_runtime():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("probe_node_for_checks",
+                                                  REPO / "roles" / "l0_infrastructure" / "files" / "probe_node.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    _gpus, smi = probe.query_gpus("/nonexistent/nvidia-smi", 5)  # what the real probe reports in a pod without it
+    assert smi["not_found"] is True
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": data_outcome(P5_HEALTHY, gpu_count=0, gpus=[],
+                                                                                    nvidia_smi=smi)}, k8s_expect())
+    check = find(result, "gpu_count")
+    assert check["fail_msg"].startswith("nvidia-smi: nvidia-smi not found")
+    assert check["hint"] == checks.HINT_NO_SMI and "NVIDIA runtime" in check["hint"]
+
+
 def test_l0_gpu_model_pattern_mismatch():
     # a g6.8xlarge answered where the inventory says p5.48xlarge
     result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(G6_HEALTHY)}, k8s_expect())
