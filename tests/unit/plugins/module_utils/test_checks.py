@@ -364,8 +364,8 @@ def test_l0_nvidia_smi_missing_in_the_pod_points_at_the_container_runtime():
     spec.loader.exec_module(probe)
     _gpus, smi = probe.query_gpus("/nonexistent/nvidia-smi", 5)  # what the real probe reports in a pod without it
     assert smi["not_found"] is True
-    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": data_outcome(P5_HEALTHY, gpu_count=0, gpus=[],
-                                                                                    nvidia_smi=smi)}, k8s_expect())
+    without_smi = data_outcome(P5_HEALTHY, gpu_count=0, gpus=[], nvidia_smi=smi)
+    result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": without_smi}, k8s_expect())
     check = find(result, "gpu_count")
     assert check["fail_msg"].startswith("nvidia-smi: nvidia-smi not found")
     assert check["hint"] == checks.HINT_NO_SMI and "NVIDIA runtime" in check["hint"]
