@@ -197,10 +197,10 @@ def l0_checks(nodes, probes, expect):
         data = outcome.get("data") or {}
         probed.append((name, exp["instance_type"], data))
         if exp["gpu_count"] is not None:
-            msg = "" if not (data.get("nvidia_smi") or {}).get("error") else "nvidia-smi: %s" % data["nvidia_smi"]["error"]
-            not_found = (data.get("nvidia_smi") or {}).get("not_found")
+            smi = data.get("nvidia_smi") or {}
+            msg = "nvidia-smi: %s" % smi["error"] if smi.get("error") else ""
             checks.append(check("gpu_count", name, "eq", data.get("gpu_count"), int(exp["gpu_count"]),
-                                hint=HINT_NO_SMI if not_found else HINT_GPU, message=msg))
+                                hint=HINT_NO_SMI if smi.get("not_found") else HINT_GPU, message=msg))
         names = sorted(set(g.get("name") or "" for g in data.get("gpus") or []))
         if exp["gpu_name_pattern"] and names:
             checks.append(check("gpu_model", name, "matches", ", ".join(names), exp["gpu_name_pattern"],
