@@ -18,6 +18,11 @@ description:
     Job, this callback starts a watchdog process in a session of its own and tells it the run's id, namespace
     and the cluster access the run used. If ansible-playbook ends before the playbook's end, the watchdog
     deletes every object labelled with the run id (within about 25 s) and prints one line saying what it did.
+  - A Ctrl-C that ansible-core loses is honoured. ansible-core 2.19 turns SIGINT into KeyboardInterrupt in its
+    signal handler, which first resets the handler to the default; when the signal lands while Python runs an
+    at-fork hook (each task forks a worker), the exception is printed as "Exception ignored" and the run goes on,
+    with no handler left. This callback sees that state at the next task or result and raises the interrupt
+    there, so the run ends as interrupted and the watchdog deletes its objects.
   - When the API server cannot be reached, nothing is deleted and the run's lease (the anchor Job's deadline)
     deletes the objects later, as before.
   - While the run lives the watchdog also renews the run's short lease (a Job that owns the anchor,
@@ -36,8 +41,10 @@ EXAMPLES = r"""
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 
 from ansible.plugins.callback import CallbackBase
 
@@ -91,6 +98,15 @@ def _run_lease_of(result):
     return {"lease_s": lease_s, "image": containers[0].get("image") or ""}
 
 
+def interrupt_was_lost(armed):
+    """True when the controller received SIGINT but goes on: ansible-core's handler (TaskQueueManager._signal_handler,
+    2.19) resets SIGINT to the default before it raises KeyboardInterrupt, and nothing else in the controller sets it
+    back, so a default handler after the run had armed one means an interrupt whose exception was swallowed (raised
+    inside an at-fork hook: "Exception ignored in: <function _releaseLock>", seen on a loaded machine)."""
+    return armed and signal.getsignal(signal.SIGINT) is signal.SIG_DFL and \
+        threading.current_thread() is threading.main_thread()
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -102,6 +118,24 @@ class CallbackModule(CallbackBase):
         self._watchdog = None
         self._anchors = {}
         self._namespaces = {}
+        self._sigint_armed = False
+
+    def _honour_a_lost_interrupt(self):
+        if interrupt_was_lost(self._sigint_armed):
+            self._sigint_armed = False
+            self._display.warning("rlstack.validation: Ctrl-C was received while ansible-core could not act on it; "
+                                  "the run stops here")
+            raise KeyboardInterrupt()
+
+    def v2_playbook_on_play_start(self, play):
+        # the TaskQueueManager installed its SIGINT handler when it was made, before any play starts
+        self._sigint_armed = callable(signal.getsignal(signal.SIGINT))
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._honour_a_lost_interrupt()
+
+    def v2_runner_on_start(self, host, task):
+        self._honour_a_lost_interrupt()
 
     def _send(self, event):
         if self._watchdog is None:

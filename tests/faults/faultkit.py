@@ -201,6 +201,23 @@ class Run:
             self.proc.wait(timeout=10)
 
 
+def watchdogs_alive() -> list:
+    """The interrupt watchdogs (plugins/plugin_utils/_run_guard.py) running now: pid, seconds alive, parent pid
+    they watch. For a failure message: a watchdog still alive long after its run ended is waiting on something."""
+    found = []
+    ticks, boot = os.sysconf("SC_CLK_TCK"), time.time() - float(Path("/proc/uptime").read_text().split()[0])
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            if not entry.name.isdigit() or not any(a.endswith("_run_guard.py") for a in argv):
+                continue
+            started = boot + int((entry / "stat").read_text().rsplit(")", 1)[1].split()[19]) / ticks
+        except OSError:
+            continue
+        found.append({"pid": int(entry.name), "alive_s": round(time.time() - started, 1), "watches": argv[-2:-1]})
+    return found
+
+
 def descendants(pid: int) -> list:
     """Every process below pid (from /proc: parent links), children first."""
     parents = {}

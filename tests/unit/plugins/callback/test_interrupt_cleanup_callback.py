@@ -51,3 +51,77 @@ def test_the_anchor_tells_the_watchdog_its_renewed_lease_and_image():
     assert interrupt_cleanup._run_lease_of(anchor) == {"lease_s": 20, "image": "img:1"}
     # an anchor from before this setting, or one that asks for none: no renewed lease
     assert interrupt_cleanup._run_lease_of({"result": {"kind": "Job", "metadata": {}}})["lease_s"] == 0
+
+
+@pytest.fixture
+def sigint_handler():
+    """Restores this process's SIGINT handler after a test that changes it."""
+    import signal
+    saved = signal.getsignal(signal.SIGINT)
+    yield signal
+    signal.signal(signal.SIGINT, saved)
+
+
+def test_a_ctrl_c_that_ansible_core_lost_stops_the_run_at_the_next_task(sigint_handler):
+    # what TaskQueueManager does: a handler of its own from its creation; on SIGINT it resets the default first
+    sigint_handler.signal(sigint_handler.SIGINT, lambda *_: None)
+    callback = interrupt_cleanup.CallbackModule()
+    callback.v2_playbook_on_play_start(None)
+    callback.v2_playbook_on_task_start(None, False)  # armed, no interrupt: nothing happens
+    sigint_handler.signal(sigint_handler.SIGINT, sigint_handler.SIG_DFL)  # the handler ran, its exception was lost
+    with pytest.raises(KeyboardInterrupt):
+        callback.v2_runner_on_start(None, None)
+
+
+def test_a_default_handler_before_the_play_is_no_interrupt(sigint_handler):
+    # ansible-playbook run with no handler installed (nothing armed): the default handler says nothing
+    sigint_handler.signal(sigint_handler.SIGINT, sigint_handler.SIG_DFL)
+    callback = interrupt_cleanup.CallbackModule()
+    callback.v2_playbook_on_play_start(None)
+    callback.v2_playbook_on_task_start(None, False)
+    assert not interrupt_cleanup.interrupt_was_lost(False)
+
+
+# A test-only callback that leaves the controller as a lost Ctrl-C does (ansible-core's handler ran: SIGINT back to
+# the default; its KeyboardInterrupt swallowed) when the task named "lose" starts.
+LOSE_CALLBACK = '''
+import signal
+from ansible.plugins.callback import CallbackBase
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "lose_interrupt"
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        if task.get_name() == "lose":
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+'''
+PLAYBOOK = '''
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - {name: lose, ansible.builtin.debug: {msg: one}}
+    - {name: two, ansible.builtin.debug: {msg: two}}
+    - {name: three, ansible.builtin.debug: {msg: three}}
+'''
+
+
+def test_ansible_playbook_ends_as_interrupted_after_a_lost_ctrl_c(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "cb").mkdir()
+    (tmp_path / "cb" / "lose_interrupt.py").write_text(LOSE_CALLBACK)
+    (tmp_path / "book.yml").write_text(PLAYBOOK)
+    root = Path(__file__).resolve().parents[4]
+    env = {"PATH": "%s:/usr/bin:/bin" % Path(sys.executable).parent, "HOME": str(tmp_path), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_CONFIG": str(root / "ansible.cfg"), "ANSIBLE_CALLBACK_PLUGINS": str(tmp_path / "cb"),
+           "ANSIBLE_CALLBACKS_ENABLED": "lose_interrupt,rlstack.validation.interrupt_cleanup",
+           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "RLSTACK_REPORT_DIR": str(tmp_path / "report")}
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           str(tmp_path / "book.yml")], cwd=str(root), env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    out = proc.stdout + proc.stderr
+    assert "User interrupted execution" in out, out
+    assert "Ctrl-C was received while ansible-core could not act on it" in out, out
+    assert '"msg": "three"' not in out, out
+    assert proc.returncode == 99, out
