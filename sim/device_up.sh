@@ -41,10 +41,14 @@ if [ -n "${SIM_DEVICE_COLLECTIONS:-}" ]; then
 fi
 # The Makefile, tests/with_sim.sh and benchmarks/ run .venv/bin/python and .venv/bin/ansible-playbook: without a
 # virtual environment here (nothing can be installed from an index), they are python3's own.
+# python is a wrapper, not a link: a link to a virtual environment's python, started by another path, finds no
+# pyvenv.cfg beside it and runs the base interpreter without the environment's packages (seen on the GPU image,
+# whose python3 is /opt/torch/.venv/bin/python3: "No module named 'yaml'").
 if [ ! -e "$root/.venv/bin/python" ]; then
   py=$(command -v python3)
   mkdir -p "$root/.venv/bin"
-  ln -sfn "$py" "$root/.venv/bin/python"
+  printf '#!/bin/sh\nexec %q "$@"\n' "$py" > "$root/.venv/bin/python"
+  chmod +x "$root/.venv/bin/python"
   for t in ansible-playbook ansible pytest; do
     if [ -x "$(dirname "$py")/$t" ]; then ln -sfn "$(dirname "$py")/$t" "$root/.venv/bin/$t"; fi
   done
