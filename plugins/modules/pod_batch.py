@@ -20,7 +20,8 @@ description:
     already is not an error.
   - Made for the probe pods of the collection, one per node. kubernetes.core.k8s applies a list one
     definition after the other and deletes by label one pod at a time, which over 256 nodes took minutes
-    (docs/fleet-scale.md). It needs C(create), C(list) and C(delete) on C(pods).
+    (docs/fleet-scale.md). It needs C(create), C(list) and C(delete) on C(pods); with O(config_maps), C(create)
+    and C(patch) on C(configmaps); with O(lease), C(patch) on C(jobs).
 author:
   - rlstack.validation maintainers (@rlstack)
 extends_documentation_fragment:
@@ -71,15 +72,46 @@ options:
     description: The pods' termination grace period for the delete, in seconds (0 frees their GPUs at once).
     type: int
     default: 0
+  config_maps:
+    description:
+      - ConfigMap manifests created before the pods (O(state=present)), for the files the pods mount; one that
+        exists already gets their data. Each one's C(metadata.namespace) defaults to O(namespace).
+      - In the same call as the pods, so a probe level makes one request round instead of two module runs.
+    type: list
+    elements: dict
+    default: []
+  lease:
+    description:
+      - Before anything is created (O(state=present)), set C(spec.activeDeadlineSeconds) of this Job in
+        O(namespace), the validation run's lease, which must cover the wait that follows (Kubernetes deletes
+        what the Job owns when it runs out). Needs C(patch) on C(jobs).
+    type: dict
+    suboptions:
+      job:
+        description: Name of the Job (the run's anchor).
+        type: str
+        required: true
+      active_deadline_s:
+        description: The Job's new C(spec.activeDeadlineSeconds), counted from the Job's start.
+        type: int
+        required: true
 seealso:
   - module: kubernetes.core.k8s
   - module: rlstack.validation.pod_logs
 """
 
 EXAMPLES = r"""
-- name: Start one probe pod per node
+- name: Start one probe pod per node, with the ConfigMap they mount, under the run's extended lease
   rlstack.validation.pod_batch:
     namespace: gpu-validation
+    lease:
+      job: rlsv-20261201-1907-ab12-anchor
+      active_deadline_s: 900
+    config_maps:
+      - apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: rlsv-20261201-1907-ab12-l0-infrastructure}
+        data: {probe_node.py: "{{ lookup('ansible.builtin.file', 'probe_node.py') }}"}
     definitions: "{{ pod | rlstack.validation.probe_pods(targets, 'rlsv-20261201-1907-ab12-l0-infrastructure') }}"
     concurrency: 16
 
@@ -126,7 +158,6 @@ elapsed_s:
 """
 
 import copy
-import json
 import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
@@ -154,17 +185,38 @@ def argspec():
         deadline_s=dict(type="int", default=300),
         wait_timeout_s=dict(type="int", default=60),
         grace_period_s=dict(type="int", default=0),
+        config_maps=dict(type="list", elements="dict", default=[]),
+        lease=dict(type="dict", options=dict(job=dict(type="str", required=True),
+                                             active_deadline_s=dict(type="int", required=True))),
     )
     return spec
 
 
-def _drain(response):
-    """Read a raw response to its end before its connection goes back to the pool (a connection released with
-    its body unread breaks the next request sent on it)."""
-    try:
-        response.data  # pylint: disable=pointless-statement
-    finally:
-        response.release_conn()
+def _create_config_maps(core, namespace, definitions):
+    """Create the ConfigMaps the pods mount; one that exists gets the new content by a merge patch (the same task
+    run again): C(patch), which the role grants, not C(update)."""
+    for definition in definitions:
+        target = (definition.get("metadata") or {}).get("namespace") or namespace
+        try:
+            _pod_batch.drain(core.create_namespaced_config_map(target, definition, _preload_content=False))
+        except kubernetes.client.exceptions.ApiException as exc:
+            if exc.status != 409:
+                raise
+            _pod_batch.drain(core.patch_namespaced_config_map(definition["metadata"]["name"], target,
+                                                              {"data": definition.get("data") or {}},
+                                                              _preload_content=False))
+
+
+def _extend_lease(module, core, namespace):
+    """Patch the run's anchor Job's deadline (its lease) before the pods are made, so the wait that follows is
+    covered: roles/runner/tasks/lease.yml does the same for the other waits."""
+    lease = module.params["lease"]
+    if not lease:
+        return
+    batch = kubernetes.client.BatchV1Api(core.api_client)  # the same configuration and pool as the pods' calls
+    _pod_batch.drain(batch.patch_namespaced_job(lease["job"], namespace,
+                                                {"spec": {"activeDeadlineSeconds": lease["active_deadline_s"]}},
+                                                _preload_content=False))
 
 
 def present(module, core):
@@ -175,13 +227,15 @@ def present(module, core):
     if module.check_mode:
         names = [(d.get("metadata") or {}).get("name", "") for d in definitions]
         return {"changed": bool(names), "created": names, "existing": [], "elapsed_s": 0.0}
+    _extend_lease(module, core, namespace)
+    _create_config_maps(core, namespace, params["config_maps"])
 
     def create(definition):
         # _preload_content=False: the created pod is not turned into a V1Pod (nothing reads it; at 256 pods
         # that model conversion cost seconds of the controller's CPU).
         response = core.create_namespaced_pod((definition.get("metadata") or {}).get("namespace") or namespace,
                                               definition, _preload_content=False)
-        _drain(response)
+        _pod_batch.drain(response)
 
     result = _pod_batch.create_all(create, definitions, workers=params["concurrency"], deadline_s=params["deadline_s"])
     out = dict(result, changed=bool(result["created"]), elapsed_s=round(time.monotonic() - t0, 3))
@@ -197,31 +251,12 @@ def absent(module, core):
     if not selector.strip(","):
         module.fail_json(msg="pod_batch with state=absent needs label_selectors: it never deletes every pod of "
                              "namespace %s" % namespace)
-    t0 = time.monotonic()
-
-    def list_names():
-        # The names only: the JSON as it came, not V1Pod models (seconds of CPU over 256 pods).
-        response = core.list_namespaced_pod(namespace, label_selector=selector, _preload_content=False)
-        return [item["metadata"]["name"] for item in json.loads(response.data).get("items") or []]
-
-    before = list_names()
-    if module.check_mode or not before:
-        return {"changed": bool(before), "deleted": before, "left": before if module.check_mode else [],
-                "elapsed_s": round(time.monotonic() - t0, 3)}
-
-    def delete(name):
-        response = core.delete_namespaced_pod(name, namespace, grace_period_seconds=params["grace_period_s"],
-                                              propagation_policy="Background", _preload_content=False)
-        _drain(response)
-
-    deleted = _pod_batch.delete_all(delete, before, workers=params["concurrency"], deadline_s=params["deadline_s"])
-    waited = _pod_batch.wait_gone(list_names, wait_s=params["wait_timeout_s"])
-    out = {"changed": True, "deleted": before, "left": waited["left"], "elapsed_s": round(time.monotonic() - t0, 3)}
-    if deleted["failed"]:
-        first = deleted["failed"][0]
-        module.fail_json(msg="%d of %d pods could not be deleted in namespace %s; the first, %s: %s" % (
-            len(deleted["failed"]), len(before), namespace, first["name"], first["error"]),
-            failed=deleted["failed"], **out)
+    out = _pod_batch.delete_selected(core, namespace, selector, grace_period_s=params["grace_period_s"],
+                                     workers=params["concurrency"], deadline_s=params["deadline_s"],
+                                     wait_s=params["wait_timeout_s"], check_mode=module.check_mode)
+    if out["failed"]:
+        module.fail_json(msg=_pod_batch.delete_failure_message(namespace, out), **out)
+    del out["failed"]
     return out
 
 

@@ -58,6 +58,19 @@ options:
     description: The most bytes read of each log (the end of a probe's log holds its result, so keep it generous).
     type: int
     default: 4194304
+  delete_after:
+    description:
+      - Once the logs are read, delete the pods O(label_selectors) selects (required then), with a grace period of
+        0 (their GPUs are free at once), and wait up to O(delete_wait_s) until none is listed, as
+        M(rlstack.validation.pod_batch) with O(rlstack.validation.pod_batch#module:state=absent) does. Needs
+        C(delete) on C(pods).
+      - In the same call as the reads, so a probe level frees its GPUs without one more module run.
+    type: bool
+    default: false
+  delete_wait_s:
+    description: How long O(delete_after) waits until no selected pod is listed, in seconds.
+    type: int
+    default: 60
 seealso:
   - module: kubernetes.core.k8s_log
 """
@@ -91,6 +104,21 @@ elapsed_s:
   description: Seconds the reads took together.
   returned: always
   type: float
+deleted:
+  description: Names of the pods the selectors matched when they were deleted (O(delete_after)).
+  returned: when O(delete_after) is true
+  type: list
+  elements: str
+left:
+  description: Names of the deleted pods still listed when the wait ended (O(delete_after)).
+  returned: when O(delete_after) is true
+  type: list
+  elements: str
+delete_errors:
+  description: "The pods that could not be deleted: [{name, error}] (O(delete_after))."
+  returned: when O(delete_after) is true
+  type: list
+  elements: dict
 """
 
 import copy
@@ -101,6 +129,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import CallError, bounded_map, pooled_core_api
 
@@ -121,6 +150,8 @@ def argspec():
         request_timeout_s=dict(type="int", default=30),
         deadline_s=dict(type="int", default=120),
         limit_bytes=dict(type="int", default=4194304),
+        delete_after=dict(type="bool", default=False),
+        delete_wait_s=dict(type="int", default=60),
     )
     return spec
 
@@ -135,6 +166,9 @@ def _exit_code(pod):
 
 def execute(module, core):
     params = module.params
+    if params["delete_after"] and not ",".join(params["label_selectors"]).strip(","):
+        module.fail_json(msg="pod_logs with delete_after needs label_selectors: it never deletes every pod of "
+                             "namespace %s" % params["namespace"])
     timeout = (max(params["request_timeout_s"], 1), max(params["request_timeout_s"], 1))
     listed = core.list_namespaced_pod(params["namespace"], label_selector=",".join(params["label_selectors"]),
                                       _request_timeout=timeout).items
@@ -159,7 +193,13 @@ def execute(module, core):
                     "labels": dict(pod.metadata.labels or {}), "phase": (pod.status.phase or "") if pod.status else "",
                     "exit_code": _exit_code(pod), "log": entry["value"] or "" if entry["ok"] else "",
                     "error": "" if entry["ok"] else entry["error"]})
-    return {"changed": False, "pods": out, "elapsed_s": round(time.monotonic() - t0, 3)}
+    result = {"changed": False, "pods": out, "elapsed_s": round(time.monotonic() - t0, 3)}
+    if params["delete_after"]:
+        gone = _pod_batch.delete_selected(core, params["namespace"], ",".join(params["label_selectors"]),
+                                          workers=params["concurrency"], wait_s=params["delete_wait_s"],
+                                          check_mode=module.check_mode)
+        result.update(changed=gone["changed"], deleted=gone["deleted"], left=gone["left"], delete_errors=gone["failed"])
+    return result
 
 
 def main():

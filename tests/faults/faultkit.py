@@ -123,7 +123,7 @@ class Run:
         self.log_path = tmp_path / "playbook.log"
         self.env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), RLSTACK_REPORT_DIR=str(self.report_dir),
                         PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-                        ANSIBLE_NOCOLOR="1")
+                        ANSIBLE_NOCOLOR="1", PYTHONFAULTHANDLER="1")
         self.cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/validate.yml", "-i",
                     "inventories/sim", "--tags", tags, "-e", f"validation_kubeconfig={simkit.KUBECONFIG}",
                     "-e", f"validation_run_id={self.run_id}", "-e", f"validation_evidence_dir={EVIDENCE}"]
@@ -159,6 +159,10 @@ class Run:
         finally:
             self.ended = time.monotonic()
             if self.proc.poll() is None:
+                # where it hangs: SIGABRT makes the controller's faulthandler (PYTHONFAULTHANDLER, set at start) print
+                # every thread's stack into the run's log before the kill
+                os.kill(self.proc.pid, signal.SIGABRT)
+                time.sleep(2)
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
             self._log.close()

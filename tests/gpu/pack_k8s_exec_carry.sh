@@ -5,7 +5,7 @@
 # DEST/pack.tar.xz (make sim-pack), DEST/wt.tar.xz (this checkout's HEAD), DEST/whl (ansible-core, the kubernetes
 # client, trl, datasets: the versions of requirements.txt and docs/hardware.md, for Python 3.12 there),
 # DEST/coll/kubernetes-core.tar.xz (from .venv), DEST/libero-0.1.1.tar.gz (make sim-exec-deps). The command there:
-# docs/hardware.md, "What was not run on a GPU".
+# sim/replay/recorded/k8s-exec-h100x1-2026-12-05/README.md (the one-call command; docs/hardware.md has the results).
 set -euo pipefail
 dest=${1:?destination folder}
 root=$(cd "$(dirname "$0")/../.." && pwd)
