@@ -12,7 +12,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv demo test test-unit lint sanity test-sim test-sim-extended test-molecule test-gpu sim-build sim-pack sim-up sim-down \
-        sim-status sim-scenario sim-exec-deps bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate \
+        sim-status sim-scenario sim-exec-deps trl-cpu-venv test-trl-cpu bench bench-fleet changelog clean test-faults test-html test-fleet test-isolate \
         awx-up awx-down awx-status test-awx terminal
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make sim-pack   the sim as one xz archive for a machine without Go (sim/device_up.sh starts it there)"
 	@echo "make sim-up [SIM_SCENARIO=healthy] [SIM_NODES=2] [SIM_EXEC=replay|host] | sim-down | sim-status | sim-scenario SIM_SCENARIO=name"
 	@echo "make awx-up | awx-down | awx-status   a real AWX 24.6.1 on this machine; make test-awx   the collection on it"
+	@echo "make test-trl-cpu   L5/L6 with real TRL (one GRPO step on CPU) as Jobs on an exec-mode sim (builds .venv-trl: several GB)"
 
 venv: $(VENV)/.installed
 
@@ -48,6 +49,23 @@ sim-pack:
 # imports in its pods (tests/sim/test_sim_exec_host.py, sim/README.md "Exec mode"): about 3 MB, a few seconds.
 SIM_CACHE_DIR := $(or $(SIM_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rlstack-sim)
 sim-exec-deps: $(SIM_CACHE_DIR)/exec/libero-0.1.1/.unpacked
+
+# The TRL environment the exec-mode sim test runs L5/L6 with, on CPU (tests/sim/test_sim_exec_trl.py): PyPI torch
+# 2.15.0 and the CUDA libraries it loads at import even without a GPU, trl 1.16.0, datasets 5.2.0 (the freeze of
+# tests/unit/fixtures/frameworks/trl/pip-freeze.txt). Several GB: not part of `make test`, which skips that test.
+TRL_VENV := .venv-trl
+trl-cpu-venv: $(TRL_VENV)/.installed
+
+$(TRL_VENV)/.installed: tests/unit/fixtures/frameworks/trl/pip-freeze.txt
+	@echo "==> creating $(TRL_VENV) with PyPI torch 2.15.0 (and its CUDA libraries), trl 1.16.0 (several GB)"
+	$(PYTHON) -m venv $(TRL_VENV)
+	$(TRL_VENV)/bin/pip install --progress-bar on --disable-pip-version-check -r $< \
+		| grep -E '^(Collecting|Successfully)' | sed 's/^/    /' || true
+	$(TRL_VENV)/bin/python -c 'import torch, trl, datasets'
+	@touch $@
+
+test-trl-cpu: venv sim-build trl-cpu-venv
+	bash tests/with_sim.sh $(BIN)/pytest -q -p no:cacheprovider tests/sim/test_sim_exec_trl.py
 
 $(SIM_CACHE_DIR)/exec/libero-0.1.1/.unpacked: | venv
 	@echo "==> downloading LIBERO 0.1.1 (sdist, 3 MB) for the exec-mode sim test into $(SIM_CACHE_DIR)/exec"

@@ -59,11 +59,12 @@ def _play(tmp_path, namespace, run, deadline, data):
     result = tmp_path / "result.json"
     book.write_text(PLAYBOOK % {"kubeconfig": simkit.KUBECONFIG, "namespace": namespace, "run": run,
                                 "deadline": deadline, "data": data, "result": result})
-    env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+    env = dict(os.environ, ANSIBLE_CONFIG=str(simkit.ROOT / "ansible.cfg"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
                PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", "ansible_python_interpreter=" + sys.executable, str(book)], cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+                           "-e", "ansible_python_interpreter=" + sys.executable, str(book)],
+                          cwd=str(simkit.ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     return json.loads(result.read_text())
 
