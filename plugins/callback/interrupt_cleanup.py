@@ -23,6 +23,10 @@ description:
     at-fork hook (each task forks a worker), the exception is printed as "Exception ignored" and the run goes on,
     with no handler left. This callback sees that state at the next task or result and raises the interrupt
     there, so the run ends as interrupted and the watchdog deletes its objects.
+  - A Ctrl-C after which ansible-playbook does not stop is bounded. An interrupt that lands at a bad moment can
+    leave ansible-core waiting forever in its own shutdown; once SIGINT has arrived, ansible-playbook is ended
+    (exit code 99, as for an interrupt) if it is still running 20 s later (E(RLSTACK_INTERRUPT_EXIT_S)), and the
+    watchdog deletes the run's objects.
   - When the API server cannot be reached, nothing is deleted and the run's lease (the anchor Job's deadline)
     deletes the objects later, as before.
   - While the run lives the watchdog also renews the run's short lease (a Job that owns the anchor,
@@ -45,6 +49,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from ansible.plugins.callback import CallbackBase
 
@@ -107,6 +112,47 @@ def interrupt_was_lost(armed):
         threading.current_thread() is threading.main_thread()
 
 
+# How long ansible-playbook may take to stop after SIGINT before it is ended (see DOCUMENTATION).
+INTERRUPT_EXIT_S = float(os.environ.get("RLSTACK_INTERRUPT_EXIT_S") or 20)
+# ansible-playbook's own exit code for an interrupted run (ansible/cli/__init__.py, 2.19: "User interrupted").
+INTERRUPTED_RC = 99
+
+
+def _end_if_still_running(interrupted, bound_s):
+    interrupted.wait()
+    time.sleep(bound_s)
+    try:
+        # os.write, not sys.stderr: ansible-core's Display guards sys.stdout/sys.stderr with a lock, which the
+        # interrupted main thread may hold forever (seen: interrupted inside a print)
+        os.write(2, ("rlstack.validation: ansible-playbook did not stop within %.0f s of Ctrl-C (ansible-core can "
+                     "hang when the interrupt lands at a bad moment); ending it now, the interrupt watchdog deletes "
+                     "the run's objects\n" % bound_s).encode())
+    finally:
+        os._exit(INTERRUPTED_RC)  # pylint: disable=protected-access
+
+
+def bound_the_stop_after_ctrl_c(bound_s=INTERRUPT_EXIT_S):
+    """Wrap the controller's SIGINT handler (ansible-core's TaskQueueManager._signal_handler) so that SIGINT also
+    wakes a daemon thread, started now, that ends the process bound_s later if it is still running. The handler only
+    sets an Event of its own: starting a thread there could wait on a lock the interrupted code holds. Main thread
+    only; once per process. True when the wrapper was put in place."""
+    current = signal.getsignal(signal.SIGINT)
+    if not callable(current) or getattr(current, "rlstack_bounded", False) or \
+            threading.current_thread() is not threading.main_thread():
+        return False
+    interrupted = threading.Event()
+    threading.Thread(target=_end_if_still_running, args=(interrupted, bound_s), daemon=True,
+                     name="rlstack-interrupt-bound").start()
+
+    def on_sigint(signum, frame):
+        interrupted.set()
+        current(signum, frame)
+
+    on_sigint.rlstack_bounded = True
+    signal.signal(signal.SIGINT, on_sigint)
+    return True
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -130,6 +176,7 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_play_start(self, play):
         # the TaskQueueManager installed its SIGINT handler when it was made, before any play starts
         self._sigint_armed = callable(signal.getsignal(signal.SIGINT))
+        bound_the_stop_after_ctrl_c()
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._honour_a_lost_interrupt()

@@ -59,9 +59,10 @@ def current_scenario() -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
-def simctl_at(state: Path, *args: str, timeout: float = 300) -> None:
-    """sim/simctl.py against a simulated cluster of its own (SIM_STATE=state); fails the test on an error."""
-    env = dict(os.environ, SIM_STATE=str(state))
+def simctl_at(state: Path, *args: str, timeout: float = 300, env: dict | None = None) -> None:
+    """sim/simctl.py against a simulated cluster of its own (SIM_STATE=state), with `env` added to this process's
+    environment (exec mode's SIM_EXEC_PATH, SIM_EXEC_GPUS); fails the test on an error."""
+    env = dict(os.environ, SIM_STATE=str(state), **(env or {}))
     proc = subprocess.run([sys.executable, str(SIMCTL), *args], cwd=str(ROOT), env=env, capture_output=True,
                           text=True, timeout=timeout, check=False)
     assert proc.returncode == 0, f"simctl {' '.join(args)}: {proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"

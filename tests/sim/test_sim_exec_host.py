@@ -33,11 +33,8 @@ STEP = simkit.ROOT / "tests" / "frameworks" / "stdlib_train_step.py"
 def _simctl(state: Path, *args: str, gpus: str = "") -> None:
     # The pods' "image": this venv's python3 (it has PyYAML, which LIBERO imports); no GPU of this machine
     # unless `gpus` lists device indices to hand out.
-    env = dict(os.environ, SIM_STATE=str(state), SIM_EXEC_GPUS=gpus,
-               SIM_EXEC_PATH=f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin")
-    proc = subprocess.run([sys.executable, str(simkit.SIMCTL), *args], cwd=str(simkit.ROOT), env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, f"simctl {' '.join(args)}: {proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    simkit.simctl_at(state, *args, env={"SIM_EXEC_GPUS": gpus,
+                                        "SIM_EXEC_PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"})
 
 
 @pytest.fixture(scope="module")

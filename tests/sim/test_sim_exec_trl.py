@@ -25,11 +25,8 @@ SCRIPT = simkit.ROOT / "tests" / "frameworks" / "trl_grpo_one_step.py"
 
 
 def _simctl(state: Path, *args: str) -> None:
-    env = dict(os.environ, SIM_STATE=str(state), SIM_EXEC_GPUS="",
-               SIM_EXEC_PATH=f"{TRL_BIN}:/usr/local/bin:/usr/bin:/bin")
-    proc = subprocess.run([sys.executable, str(simkit.SIMCTL), *args], cwd=str(simkit.ROOT), env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, f"simctl {' '.join(args)}: {proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    # The pods' "image": the TRL environment; no GPU of this machine is handed out (a CPU step)
+    simkit.simctl_at(state, *args, env={"SIM_EXEC_GPUS": "", "SIM_EXEC_PATH": f"{TRL_BIN}:/usr/local/bin:/usr/bin:/bin"})
 
 
 @pytest.fixture(scope="module")

@@ -125,3 +125,42 @@ def test_ansible_playbook_ends_as_interrupted_after_a_lost_ctrl_c(tmp_path):
     assert "Ctrl-C was received while ansible-core could not act on it" in out, out
     assert '"msg": "three"' not in out, out
     assert proc.returncode == 99, out
+
+
+# A controller whose SIGINT handler, like ansible-core's, sets the default back, and then never gets out of the
+# shutdown it starts (the hang seen once in the fault suite: no "User interrupted execution", killed 60 s later).
+HANGING_CONTROLLER = '''
+import signal, threading, time
+from ansible_collections.rlstack.validation.plugins.callback import interrupt_cleanup
+def hang(signum, frame):
+    signal.signal(signum, signal.SIG_DFL)
+    threading.Event().wait()
+signal.signal(signal.SIGINT, hang)
+assert interrupt_cleanup.bound_the_stop_after_ctrl_c(1.0)
+assert not interrupt_cleanup.bound_the_stop_after_ctrl_c(1.0)  # once per process
+print("ready", flush=True)
+time.sleep(60)
+'''
+
+
+def test_a_controller_that_hangs_after_ctrl_c_is_ended_within_the_bound():
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_CONTROLLER], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = proc.stderr.read()
+    assert rc == interrupt_cleanup.INTERRUPTED_RC, err
+    assert "did not stop within 1 s of Ctrl-C" in err and "the interrupt watchdog deletes" in err, err
+    assert took < 20, took
