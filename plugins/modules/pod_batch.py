@@ -247,10 +247,9 @@ def present(module, core):
 
 def absent(module, core):
     params = module.params
-    namespace, selector = params["namespace"], ",".join(params["label_selectors"])
-    if not selector.strip(","):
-        module.fail_json(msg="pod_batch with state=absent needs label_selectors: it never deletes every pod of "
-                             "namespace %s" % namespace)
+    namespace, selector = params["namespace"], _pod_batch.selector_of(params["label_selectors"])
+    if not selector:
+        module.fail_json(msg=_pod_batch.NO_SELECTOR % ("pod_batch with state=absent", namespace))
     out = _pod_batch.delete_selected(core, namespace, selector, grace_period_s=params["grace_period_s"],
                                      workers=params["concurrency"], deadline_s=params["deadline_s"],
                                      wait_s=params["wait_timeout_s"], check_mode=module.check_mode)

@@ -166,12 +166,11 @@ def _exit_code(pod):
 
 def execute(module, core):
     params = module.params
-    if params["delete_after"] and not ",".join(params["label_selectors"]).strip(","):
-        module.fail_json(msg="pod_logs with delete_after needs label_selectors: it never deletes every pod of "
-                             "namespace %s" % params["namespace"])
+    selector = _pod_batch.selector_of(params["label_selectors"])
+    if params["delete_after"] and not selector:
+        module.fail_json(msg=_pod_batch.NO_SELECTOR % ("pod_logs with delete_after", params["namespace"]))
     timeout = (max(params["request_timeout_s"], 1), max(params["request_timeout_s"], 1))
-    listed = core.list_namespaced_pod(params["namespace"], label_selector=",".join(params["label_selectors"]),
-                                      _request_timeout=timeout).items
+    listed = core.list_namespaced_pod(params["namespace"], label_selector=selector, _request_timeout=timeout).items
     wanted = set(params["names"])
     pods = sorted((p for p in listed if not wanted or p.metadata.name in wanted), key=lambda p: p.metadata.name)
 
@@ -195,9 +194,10 @@ def execute(module, core):
                     "error": "" if entry["ok"] else entry["error"]})
     result = {"changed": False, "pods": out, "elapsed_s": round(time.monotonic() - t0, 3)}
     if params["delete_after"]:
-        gone = _pod_batch.delete_selected(core, params["namespace"], ",".join(params["label_selectors"]),
-                                          workers=params["concurrency"], wait_s=params["delete_wait_s"],
-                                          check_mode=module.check_mode)
+        # every pod the selectors selected in the list above (names narrows the reads only): not listed again
+        gone = _pod_batch.delete_selected(core, params["namespace"], selector, workers=params["concurrency"],
+                                          wait_s=params["delete_wait_s"], check_mode=module.check_mode,
+                                          names=[pod.metadata.name for pod in listed])
         result.update(changed=gone["changed"], deleted=gone["deleted"], left=gone["left"], delete_errors=gone["failed"])
     return result
 

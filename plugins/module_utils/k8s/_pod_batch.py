@@ -114,11 +114,21 @@ def drain(response):
         response.release_conn()
 
 
+NO_SELECTOR = "%s needs label_selectors: it never deletes every pod of namespace %s"
+
+
+def selector_of(label_selectors):
+    """One label selector from several (C(key=value) each); "" when there is none, which would select every pod of
+    the namespace: a delete then refuses with NO_SELECTOR."""
+    return ",".join(s for s in label_selectors or [] if s)
+
+
 def delete_selected(core, namespace, selector, grace_period_s=0, workers=16, deadline_s=60.0, wait_s=60.0,
-                    check_mode=False, clock=time.monotonic):
+                    check_mode=False, names=None, clock=time.monotonic):
     """Delete the pods of `namespace` that `selector` (a non-empty label selector) selects, at most `workers` at a
     time, then wait up to `wait_s` until none is listed: {changed, deleted, left, failed, elapsed_s}. `core` is the
-    kubernetes client's CoreV1Api; pod_batch (state=absent) and pod_logs (delete_after) share this."""
+    kubernetes client's CoreV1Api; pod_batch (state=absent) and pod_logs (delete_after) share this. `names`: the
+    pods the caller listed with the same selector just before (pod_logs), so they are not listed again."""
     t0 = clock()
 
     def list_names():
@@ -126,7 +136,7 @@ def delete_selected(core, namespace, selector, grace_period_s=0, workers=16, dea
         response = core.list_namespaced_pod(namespace, label_selector=selector, _preload_content=False)
         return [item["metadata"]["name"] for item in json.loads(response.data).get("items") or []]
 
-    before = list_names()
+    before = list(names) if names is not None else list_names()
     if check_mode or not before:
         return {"changed": bool(before), "deleted": before, "left": before if check_mode else [], "failed": [],
                 "elapsed_s": round(clock() - t0, 3)}

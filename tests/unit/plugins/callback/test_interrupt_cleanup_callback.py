@@ -8,6 +8,12 @@ see the real tasks' actions to start its watchdog."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -56,7 +62,6 @@ def test_the_anchor_tells_the_watchdog_its_renewed_lease_and_image():
 @pytest.fixture
 def sigint_handler():
     """Restores this process's SIGINT handler after a test that changes it."""
-    import signal
     saved = signal.getsignal(signal.SIGINT)
     yield signal
     signal.signal(signal.SIGINT, saved)
@@ -106,9 +111,6 @@ PLAYBOOK = '''
 
 
 def test_ansible_playbook_ends_as_interrupted_after_a_lost_ctrl_c(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
     (tmp_path / "cb").mkdir()
     (tmp_path / "cb" / "lose_interrupt.py").write_text(LOSE_CALLBACK)
     (tmp_path / "book.yml").write_text(PLAYBOOK)
@@ -144,11 +146,6 @@ time.sleep(60)
 
 
 def test_a_controller_that_hangs_after_ctrl_c_is_ended_within_the_bound():
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
     proc = subprocess.Popen([sys.executable, "-c", HANGING_CONTROLLER], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     try:

@@ -104,3 +104,12 @@ def test_the_wait_after_the_delete_is_bounded():
     clock = iter(range(100)).__next__
     out = _pod_batch.wait_gone(lambda: ["stuck"], wait_s=5, clock=clock, sleep=lambda _s: None)
     assert out["left"] == ["stuck"] and out["waited_s"] <= 6
+
+
+def test_the_selector_of_a_delete_is_never_empty_by_accident():
+    assert _pod_batch.selector_of(["rlstack.io/run-id=r1", "", "app.kubernetes.io/component=probe"]) == \
+        "rlstack.io/run-id=r1,app.kubernetes.io/component=probe"
+    # nothing in particular selects every pod: the modules refuse with this sentence
+    assert _pod_batch.selector_of(["", ""]) == _pod_batch.selector_of(None) == ""
+    assert _pod_batch.NO_SELECTOR % ("pod_logs with delete_after", "ns") == \
+        "pod_logs with delete_after needs label_selectors: it never deletes every pod of namespace ns"
