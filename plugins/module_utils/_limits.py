@@ -23,10 +23,13 @@ PROBLEM_GRACE_S = 45
 START_TIMEOUT_S = 900
 # Added to each wait's own bound in the run's lease (the anchor Job's deadline, runner/tasks/lease.yml).
 LEASE_MARGIN_S = 600
-# The run's short lease, renewed by the interrupt watchdog while the run lives (plugins/plugin_utils/_run_lease.py):
-# an AWX cancel kills the watchdog too, and the run's objects must be gone within 30 s of it (20 s + the Job, TTL and
-# garbage collector controllers), while an API server restart of a few seconds must not end a live run.
-RENEWED_LEASE_S = 20
+# The run's short lease, renewed by the interrupt watchdog every 2 s while the run lives
+# (plugins/plugin_utils/_run_lease.py): an AWX cancel kills the watchdog too, and the run's objects must be gone
+# within 30 s of it (25 s + the Job, TTL and garbage collector controllers, about 1 s), while a control-plane restart
+# must not end a live run: etcd killed and back 10 s later leaves the API server unable to write for 17 to 18 s
+# (its etcd client's reconnect backoff; docs/reliability.md), which a 20-s lease renewed every 5 s did not always
+# survive (the Job controller failed the lease first).
+RENEWED_LEASE_S = 25
 # How long the objects of a failed level stay with validation_keep_failed.
 KEEP_FAILED_S = 14400
 # Slack on top of a probe's own watchdog for its pod to end and its log to be read (runner/tasks/probe_kubernetes.yml).

@@ -27,7 +27,7 @@ RANGES = {
     # the lease must outlast the tasks between a wait and the one that moves it: 20 s ran out on a loaded
     # 2-core controller before L5 extended it, and the run's own L5 Job was deleted (2026-12-05)
     "validation_lease_margin_s": (60, WEEK_S),
-    # 0 turns it off; the watchdog renews every quarter of it
+    # 0 turns it off; the watchdog renews it every 2 s (_run_lease.RENEW_EVERY_S)
     "validation_renewed_lease_s": (0, 3600),
     "validation_api_timeout_s": (6, 3600),
     "validation_api_connect_timeout_s": (1, 300),

@@ -119,7 +119,7 @@ def test_a_run_killed_with_its_watchdog_leaves_nothing_within_30_s(core, batch, 
     """What an AWX cancel under container isolation does (`podman kill` of the job's sandbox, tools/awx/podman):
     SIGKILL to ansible-playbook, its workers and the interrupt watchdog at once, mid-L5. Nothing on the
     controller is left to clean up: Kubernetes must, once the run's renewed lease (validation_renewed_lease_s,
-    20 s) runs out, through the anchor's owner (plugins/plugin_utils/_run_lease.py)."""
+    25 s) runs out, through the anchor's owner (plugins/plugin_utils/_run_lease.py)."""
     # the anchor's own deadline at its default (600 s on top of the wait): only the renewed lease can be quick
     run = faultkit.Run(tmp_path, "l5", dict(FAST, validation_lease_margin_s=600))
     runs.append(run)

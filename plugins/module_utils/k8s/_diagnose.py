@@ -48,7 +48,9 @@ FIXES = {
     "evicted": "the pod was evicted while it ran (node pressure, a drain, preemption by a higher-priority pod): "
                "run the level again; if it repeats, check the node's conditions and what preempted it",
     "deleted": "someone or something else deleted the object while the level waited on it (a cleanup script, "
-               "another run's cleanup, a namespace deletion): run the level again",
+               "another run's cleanup, a namespace deletion, or this run's renewed lease running out when the API "
+               "server could not write for longer than validation_renewed_lease_s, which the run says): run the "
+               "level again",
     "mpi_operator": "the MPI operator did not act on the MPIJob: check that it runs (kubectl -n mpi-operator "
                     "get pods) and its log; its CRD alone does not start anything",
     "kubelet_unreachable": "the API server could not reach the node's kubelet (port 10250), which serves the "

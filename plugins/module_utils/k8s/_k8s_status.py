@@ -554,9 +554,6 @@ def daemonset_summary(results):
     return out
 
 
-NO_JOB_STATE = {"settled": False, "complete": False, "failed": False, "pods": [], "problems": []}
-
-
 def jobs_gone(names, present, stopped, gone):
     """The Jobs of `names` (the runner created every one before the watch began, and a list reads them back
     consistently) that are not `present` now, that the watch did not stop itself and did not already record as
@@ -564,13 +561,16 @@ def jobs_gone(names, present, stopped, gone):
     return [n for n in names if n not in present and n not in stopped and n not in gone]
 
 
-def gone_job_state(seen_after_s):
-    """The state of a Job someone else deleted while the level waited on it (job_watch's `gone`)."""
+def gone_job_state(seen_after_s=None):
+    """The state of a Job someone else deleted while the level waited on it (job_watch's `gone`), or, without
+    seen_after_s, after the wait and before the run read its outcome (the run's renewed lease running out: the
+    garbage collector deletes the Jobs of a run whose lease Job failed)."""
+    when = ("while the level waited on it, %s s into the wait," % seen_after_s if seen_after_s is not None
+            else "after the wait, before the run read its outcome,")
     return {"settled": True, "complete": False, "failed": False, "pods": [],
             "problems": [{"pod": "", "problem": {
                 "kind": "deleted", "reason": "Deleted",
-                "message": "the Job was deleted while the level waited on it, %s s into the wait, and not by this "
-                           "run" % seen_after_s,
+                "message": "the Job was deleted %s and not by this run" % when,
                 "hint": _diagnose.FIXES["deleted"]}}]}
 
 
@@ -582,8 +582,9 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
     the rlstack.validation.job_watch module's {Job name: {log, seen_after_s}} of the Jobs it deleted
     because their log showed the run going past its one step (their state is "Stopped", their log the one
     the watch read); `gone` job_watch's {Job name: {seen_after_s}} of the Jobs someone else deleted (their
-    state names the deletion, gone_job_state). A Job the API did not return gets NO_JOB_STATE; a Job without
-    a pod gets the log_error that says so. Each log comes back redacted: the values of the Job's own
+    state names the deletion, gone_job_state). A Job the API did not return after the wait was deleted then (the
+    runner created every one before the wait): gone_job_state too; a Job without a pod gets the log_error that
+    says so. Each log comes back redacted: the values of the Job's own
     secret-looking variables and common token shapes (_log_excerpt.py), so no later task, check or report
     holds them.
     """
@@ -601,11 +602,11 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
                           "reason": "Stopped", "message": "deleted %ss into the wait" % stop.get("seen_after_s")},
                 "log": _log_excerpt.redact(stop.get("log") or "", secrets), "log_error": ""}
             continue
-        if kname in (gone or {}) and kname not in by_name:
-            out[job.get("name")] = {"state": gone_job_state((gone[kname] or {}).get("seen_after_s")), "log": "",
-                                    "log_error": "the Job was deleted, so there is no log"}
+        if kname not in by_name:
+            out[job.get("name")] = {"state": gone_job_state(((gone or {}).get(kname) or {}).get("seen_after_s")),
+                                    "log": "", "log_error": "the Job was deleted, so there is no log"}
             continue
-        state = by_name.get(kname, dict(NO_JOB_STATE))
+        state = by_name[kname]
         found = [r for r in logs or [] if (r.get("item") or {}).get("name") == kname]
         if not found:
             out[job.get("name")] = {"state": state, "log": "",
