@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The collection through Kubernetes on a lent GPU machine, pods executing for real: the simulated cluster from
 # `make sim-pack` (sim/device_up.sh), exec mode, inventories/sim with tests/gpu/k8s_exec_h200.yml; docs/hardware.md.
-#   tests/gpu/run_k8s_exec_on_gpu.sh OUTDIR PACK [PARTS]    PARTS: comma-separated of a,b,c,d (default all)
-#     a  L0-L4, then L0 expecting 8 GPUs and L0 expecting an H100 (both must FAIL naming the node)
+#   tests/gpu/run_k8s_exec_on_gpu.sh OUTDIR PACK [PARTS]    PARTS: comma-separated of a,w,b,c,e,d (default all)
+#     a  L0-L4 expecting the GPU this machine has (an H200, or the H100 a session may be lent instead)
+#     w  L0 expecting 8 GPUs, then L0 expecting the other GPU type (both must FAIL naming the node)
 #     b  L4 with the real LIBERO 0.1.1 ($SIM_CACHE/exec/libero-0.1.1): without its config, then with it
-#     c  L5/L6 with TRL GRPO as Jobs, then the broken examples (tests/gpu/k8s_exec_broken.yml)
+#     c  L5/L6 with TRL GRPO as Jobs
+#     e  the broken L5/L6 examples (tests/gpu/k8s_exec_broken.yml) as Jobs: each must FAIL as on the host transport
 #     d  benchmarks/fleet_scale/run.py (replayed probes), once per count in $FLEET_NODES (default "2 16 64 256")
 # Environment: SIM_DEVICE_WHEELS, SIM_DEVICE_COLLECTIONS as for sim/device_up.sh. Every cluster it starts is
 # stopped on exit, also on failure (their processes run in sessions of their own).
 set -uo pipefail
-out=${1:?output directory}; pack=${2:?sim pack}; parts=${3:-a,b,c,d}
+out=${1:?output directory}; pack=${2:?sim pack}; parts=${3:-a,w,b,c,e,d}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 # Each exec-mode pod has a /tmp of its own (sim/README.md, "Exec mode"): the scripts and folders its commands name
@@ -31,6 +33,13 @@ print("torch", torch.__version__, "transformers", transformers.__version__, "trl
       "kubernetes", kubernetes.__version__)'; .venv/bin/ansible-playbook --version; cat "$SIM_DEVICE_ROOT/PROVENANCE"; } \
   > "$out/machine.txt" 2>&1
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+# tests/gpu/k8s_exec_h200.yml expects an H200; a lent H100 is expected as what it is, and the other type is the
+# wrong expectation of part w
+case $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) in
+  *H100*) this_gpu='{"l0_infrastructure_expected": {"gpu_count": 1, "gpu_name_pattern": "H100", "gpu_memory_mib_min": 80000, "efa_count": 0}}'
+          other_type=H200 ;;
+  *) this_gpu='{}'; other_type=H100 ;;
+esac
 python3 tests/gpu/make_tiny_model.py /var/tmp/rlstack-tiny > "$out/make_tiny_model.log" 2>&1
 mkdir -p /var/tmp/rlstack-fsx
 up() {  # a fresh exec-mode cluster whose GPU node is this machine
@@ -47,11 +56,11 @@ run() {  # name, extra args...
     -i inventories/sim -e @tests/gpu/k8s_exec_h200.yml -e "validation_report_dir=$out/$name" "$@" > "$out/$name.log" 2>&1
   note "$name: rc=$? $(( $(date +%s) - t ))s"
 }
-case ,$parts, in *,a,*|*,b,*|*,c,*) up || exit 1 ;; esac
-case ,$parts, in *,a,*)
-  run l0-l4 --tags l0,l1,l2,l3,l4
-  run l0-expect-8gpus --tags l0 -e '{"l0_infrastructure_expected": {"gpu_count": 8, "gpu_name_pattern": "H200", "efa_count": 0}}'
-  run l0-expect-h100 --tags l0 -e '{"l0_infrastructure_expected": {"gpu_count": 1, "gpu_name_pattern": "H100", "efa_count": 0}}' ;;
+case ,$parts, in *,a,*|*,w,*|*,b,*|*,c,*|*,e,*) up || exit 1 ;; esac
+case ,$parts, in *,a,*) run l0-l4 --tags l0,l1,l2,l3,l4 -e "$this_gpu" ;; esac
+case ,$parts, in *,w,*)
+  run l0-expect-8gpus --tags l0 -e '{"l0_infrastructure_expected": {"gpu_count": 8, "gpu_name_pattern": "H", "efa_count": 0}}'
+  run "l0-expect-$other_type" --tags l0 -e '{"l0_infrastructure_expected": {"gpu_count": 1, "gpu_name_pattern": "'$other_type'", "efa_count": 0}}' ;;
 esac
 case ,$parts, in *,b,*)
   lib=$SIM_CACHE/exec/libero-0.1.1
@@ -63,8 +72,8 @@ case ,$parts, in *,b,*)
     run l4-libero-config --tags l4 -e "$libero" -e '{"validation_libero_config": {"benchmark_root": "'"$lib"'/libero/libero"}}'
   else note "b: no LIBERO source at $lib"; fi ;;
 esac
-case ,$parts, in *,c,*)
-  run l5-l6-trl --tags l5,l6
+case ,$parts, in *,c,*) run l5-l6-trl --tags l5,l6 ;; esac
+case ,$parts, in *,e,*)
   run l5-l6-trl-broken --tags l5,l6 -e @tests/gpu/k8s_exec_broken.yml -e validation_continue_on_error=true ;;
 esac
 down_all
