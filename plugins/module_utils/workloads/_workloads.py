@@ -17,6 +17,10 @@ except ImportError:  # pragma: no cover - only when the file is used on its own
     _frameworks = None
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._checks import _profile
 
+# The label the run's GPU nodes give their instance type by (_k8s_status.gpu_nodes reads it): the MPIJob and the
+# L5/L6 Jobs are kept to that type.
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
 
 def nccl_mpijob(nodes, name, image, floors, network, tolerance):
     """The nccl-tests MPIJob for these nodes and what its result must show, from their instance profile."""
@@ -32,7 +36,7 @@ def nccl_mpijob(nodes, name, image, floors, network, tolerance):
     if not floors and floor.get("floor_gbps"):
         floors = [{"size": floor.get("size_bytes") or floor.get("size"), "floor": floor["floor_gbps"]}]
     mpijob = {"name": name + "-nccl", "workers": len(nodes), "gpus_per_worker": gpus, "efa_per_worker": efa,
-              "node_selector": {"node.kubernetes.io/instance-type": itype} if itype else {},
+              "node_selector": {INSTANCE_TYPE_LABEL: itype} if itype else {},
               "image": image, "rdma": rdma, "min_bytes": "8", "max_bytes": max_bytes}
     expect = {"network": list(network or (["efa"] if efa > 0 else [])), "nranks": len(nodes) * gpus,
               "min_busbw": list(floors or []), "tolerance": float(tolerance or 0.0), "require_complete": True}
@@ -68,10 +72,14 @@ def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
     """The Job (runner templates/job.yml.j2 `runner_job`) that runs one example for L5 (mode train) or
     L6 (mode eval): the framework contract's one-step or eval-only overrides plus the example's own,
     appended to the command or in the variable its launcher reads (_frameworks.launch), the
-    simulator's environment, and all GPUs/EFA devices of a node by default."""
+    simulator's environment, and all GPUs/EFA devices of a node by default. Without a node_selector of its
+    own the Job is kept to the instance type of the run's GPU nodes, as the nccl-tests MPIJob is: a cluster's
+    other GPU nodes (Phase 0's g6 group) would otherwise take it, and its PASS would not be about the nodes
+    L0-L4 checked (seen on a lent GPU machine, 2026-12-05: two L5 Jobs ran on the simulated g6 nodes)."""
     example = dict(example or {})
     launched = _frameworks.launch(example.get("framework") or "custom", mode, example)
     first = (nodes or [{}])[0] if nodes else {}
+    itype = first.get("instance_type") or ""
     env = dict(simulator_env or {})
     env.update(example.get("env") or {})
     env.update(launched["env"])
@@ -80,7 +88,8 @@ def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
             "args": launched["args"], "env": env, "launched": launched,
             "gpus": example.get("gpus") if example.get("gpus") is not None else (first.get("gpus") or 1),
             "efa": example.get("efa") if example.get("efa") is not None else (first.get("efa") or 0),
-            "node_selector": dict(example.get("node_selector") or {}),
+            "node_selector": dict(example.get("node_selector") or {}) or (
+                {INSTANCE_TYPE_LABEL: itype} if itype else {}),
             "nodes": int(example.get("nodes") or 1), "worker_command": example.get("worker_command"),
             "deadline_s": int(deadline_s)}
 

@@ -256,6 +256,17 @@ def test_example_job_train_appends_the_contract_overrides_and_keeps_the_simulato
     assert (job["gpus"], job["efa"], job["nodes"], job["deadline_s"]) == (8, 32, 1, 3600)
 
 
+def test_example_job_is_kept_to_the_instance_type_of_the_runs_gpu_nodes():
+    """Seen on a lent GPU machine (2026-12-05): without it, two L5 Jobs ran on the simulated g6 (Phase 0) nodes."""
+    nodes = [{"node": "p5-node-0", "instance_type": "p5.48xlarge", "gpus": 8, "efa": 32}]
+    example = {"name": "e", "framework": "trl", "command": ["python3", "t.py"]}
+    assert _workloads.example_job(example, "train", nodes, "img", 60)["node_selector"] == {
+        "node.kubernetes.io/instance-type": "p5.48xlarge"}
+    own = dict(example, node_selector={"pool": "big"})
+    assert _workloads.example_job(own, "eval", nodes, "img", 60)["node_selector"] == {"pool": "big"}
+    assert _workloads.example_job(example, "train", [{"node": "n0", "gpus": 1}], "img", 60)["node_selector"] == {}
+
+
 def test_example_job_overrides_in_the_variable_the_launcher_reads():
     example = {"name": "eks", "framework": "rlinf", "command": ["bash", "run_training_eks.sh"],
                "overrides_env": "HYDRA_OVERRIDES"}
