@@ -93,7 +93,14 @@ def one_run(nodes: int, profile: int = 0) -> dict:
         t0, sim0, own0 = time.monotonic(), sim_cpu_s(), resource.getrusage(resource.RUSAGE_CHILDREN)
         cmd = [str(PLAYBOOK), "playbooks/validate.yml", "-i", "inventories/sim", "--tags", "l0",
                "-e", f"validation_report_dir={tmp}", "-e", f"validation_kubeconfig={STATE / 'kubeconfig'}"]
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        # the run's console as it comes (a few lines a level), so a run cut off by a bound shows where it was
+        with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) as proc:
+            lines = []
+            for line in proc.stdout:
+                lines.append(line)
+                print("      | " + line.rstrip(), flush=True)
+        stdout = "".join(lines)
         wall = time.monotonic() - t0
         own1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         controller_cpu = (own1.ru_utime - own0.ru_utime) + (own1.ru_stime - own0.ru_stime)
@@ -107,7 +114,7 @@ def one_run(nodes: int, profile: int = 0) -> dict:
             # where the 2 cores went: ansible-playbook and its modules, and the sim (API server, kwok, probe replays)
             "controller_cpu_s": round(controller_cpu, 1), "sim_cpu_s": round(sim_cpu, 1),
             "sim_cpu_by_process_s": dict(sorted(sim_by_process.items(), key=lambda kv: -kv[1])),
-            "slowest_tasks": profile_lines(proc.stdout, profile) if profile else [],
+            "slowest_tasks": profile_lines(stdout, profile) if profile else [],
             # a figure of a failing run is only worth something with the reason next to it
             "failed_checks": failed_checks(row)}
 

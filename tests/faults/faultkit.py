@@ -54,6 +54,10 @@ def resume(pid: int) -> None:
     os.kill(pid, signal.SIGCONT)
 
 
+def _default_sighup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def restart_component(name: str, down_s: float) -> float:
     """Kill a control-plane component and start it again with the same command line, environment and
     directory after down_s seconds (what a crashed static pod's restart looks like). Returns the seconds
@@ -139,8 +143,11 @@ class Run:
     def start(self):
         self._log = self.log_path.open("w")
         self.started = time.monotonic()
+        # A run started from a terminal has SIGHUP's default action; a suite started under nohup (or by a CI agent
+        # that ignores SIGHUP) would pass SIG_IGN on, and the SIGHUP test would see a run that ignores its signal.
         self.proc = subprocess.Popen(self.cmd, cwd=str(ROOT), env=self.env, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=_default_sighup)  # pylint: disable=subprocess-popen-preexec-fn
         return self
 
     def log(self) -> str:
