@@ -233,20 +233,32 @@ def all_nodes_ready(core, count: int | None = None) -> bool:
 
 def daemonsets_settled(apps, core, timeout: float) -> None:
     """Wait until the DaemonSet controller has placed a pod on every node it counts and kwok has started them:
-    each DaemonSet's counts alike three lists in a row, scheduled as desired, no DaemonSet pod Pending. At 256
-    nodes that takes tens of seconds after the add-ons are applied, and an L0 run earlier rightly failed ("130 of
-    133 pods ready", 2026-12-04). Readiness is not required: a scenario may make a plugin's pod not ready."""
+    each DaemonSet's counts alike three lists in a row, scheduled as desired, as many as the nodes its nodeSelector
+    matches, no DaemonSet pod Pending. At 256 nodes that takes tens of seconds after the add-ons are applied, and an
+    L0 run earlier rightly failed ("130 of 133 pods ready", 2026-12-04). At 1,024 nodes the controller creates pods
+    for minutes (kube-controller-manager's 20 requests/s) and its status can stand still for three lists while it
+    does: L0 then judged "268 of 269 pods ready" (2026-12-05), hence the count against the nodes. Readiness is not
+    required: a scenario may make a plugin's pod not ready."""
     seen = []
 
+    def surely_placed(spec, nodes):
+        """The nodes the DaemonSet must have a pod on: its nodeSelector matches and every taint is tolerated
+        (a scenario's tainted node may or may not get one, so it is not counted)."""
+        tolerated = {tol.key for tol in spec.tolerations or []}
+        return sum(1 for labels, taints in nodes
+                   if all(labels.get(k) == v for k, v in (spec.node_selector or {}).items())
+                   and all(taint.key in tolerated for taint in taints))
+
     def settled():
+        nodes = [(n.metadata.labels or {}, n.spec.taints or []) for n in core.list_node(_request_timeout=30).items]
         counts = sorted((d.metadata.namespace, d.metadata.name, d.status.desired_number_scheduled or 0,
-                         d.status.current_number_scheduled or 0, d.status.number_ready or 0)
+                         d.status.current_number_scheduled or 0, surely_placed(d.spec.template.spec, nodes))
                         for d in apps.list_daemon_set_for_all_namespaces(_request_timeout=30).items)
         pending = [p for p in core.list_pod_for_all_namespaces(field_selector="status.phase=Pending",
                                                                _request_timeout=30).items
                    if any(o.kind == "DaemonSet" for o in p.metadata.owner_references or [])]
         seen[:] = (seen + [counts])[-3:]
-        return (not pending and all(c[2] == c[3] for c in counts)
+        return (not pending and all(c[2] == c[3] >= c[4] for c in counts)
                 and len(seen) == 3 and seen[0] == seen[1] == seen[2])
     wait_for("every DaemonSet's pods placed and started", settled, timeout, interval=1.0)
 
