@@ -40,6 +40,8 @@ RANGES = {
     "l3_multi_gpu_gpus": (0, 64),
     "l4_rollout_gpus": (0, 64),
     "l3_multi_gpu_sweep_max_bytes": (1, 2 ** 40),
+    # KiB as `ulimit -l` prints them: a limit of gigabytes is millions of KiB, more than a count's 100000
+    "l0_infrastructure_efa_memlock_min_kib": (0, 2 ** 40),
     "phase0_efa_nodes": (1, 100000),
     "l2_single_gpu_min_params": (0, 1e15),
     "l3_multi_gpu_tolerance": (0, 1),

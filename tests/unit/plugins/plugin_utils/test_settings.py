@@ -54,6 +54,7 @@ BEGIN, END = "<!-- settings table: generated from roles/runner/meta/argument_spe
     ("l6_evaluation_floor", 1.5, "l6_evaluation_floor is 1.5, but it must be a number from 0 to 1."),
     ("l6_evaluation_floor", "nan", 'is "nan", but it must be a number from 0 to 1.'),
     ("l3_multi_gpu_sweep_max_bytes", 2 ** 41, "but it must be an integer from 1 to 2**40."),
+    ("l0_infrastructure_efa_memlock_min_kib", -1, "is -1, but it must be an integer from 0 to 2**40."),
 ])
 def test_one_sentence_names_the_setting_the_value_and_what_is_allowed(name, value, words):
     sentence = _settings.check(name, value, EVERY[name])
@@ -67,6 +68,7 @@ def test_one_sentence_names_the_setting_the_value_and_what_is_allowed(name, valu
     ("validation_transport", "host"), ("validation_skip_to", ""), ("validation_namespace", "rl"),
     ("validation_image_pull_secrets", []), ("validation_tolerations", [{"key": "a"}]), ("l6_evaluation_floor", "0.5"),
     ("validation_levels", {"anything": "raw"}), ("validation_kubeconfig", "/k"), ("validation_namespace", 5),
+    ("l0_infrastructure_efa_memlock_min_kib", 8 * 2 ** 20),  # 8 GiB in KiB: over a count's 100000
 ])
 def test_allowed_values_pass(name, value):
     assert _settings.check(name, value, EVERY[name]) is None
