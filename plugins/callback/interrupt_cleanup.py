@@ -30,8 +30,8 @@ description:
   - When the API server cannot be reached, nothing is deleted and the run's lease (the anchor Job's deadline)
     deletes the objects later, as before.
   - While the run lives the watchdog also renews the run's short lease (a Job that owns the anchor,
-    C(validation_renewed_lease_s), default 25 s, renewed every 2 s). Under AWX with container isolation a cancel removes the
-    job's container, watchdog included; there Kubernetes deletes the objects once that lease runs out.
+    C(validation_renewed_lease_s), default 25 s, renewed every 2 s). Under AWX with container isolation a cancel
+    removes the job's container, watchdog included; there Kubernetes deletes the objects once that lease runs out.
 requirements:
   - enable it with C(callbacks_enabled = rlstack.validation.interrupt_cleanup) in C(ansible.cfg)
   - the kubernetes Python client and kubernetes.core on the controller (as for the run itself)

@@ -26,7 +26,7 @@ LEASE_MARGIN_S = 600
 # The run's short lease, renewed by the interrupt watchdog every 2 s while the run lives
 # (plugins/plugin_utils/_run_lease.py): an AWX cancel kills the watchdog too, and the run's objects must be gone
 # within 30 s of it (25 s + the Job, TTL and garbage collector controllers, about 1 s), while a control-plane restart
-# must not end a live run: etcd killed and back 10 s later leaves the API server unable to write for 17 to 18 s
+# must not end a live run: etcd killed and back 10 s later leaves the API server unable to write for 15 to 18 s
 # (its etcd client's reconnect backoff; docs/reliability.md), which a 20-s lease renewed every 5 s did not always
 # survive (the Job controller failed the lease first).
 RENEWED_LEASE_S = 25

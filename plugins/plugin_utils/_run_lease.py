@@ -9,8 +9,8 @@ Why: when the interrupt watchdog dies with the controller (an AWX cancel kills t
 deadline (roles/runner/tasks/lease.yml) covers a whole wait plus a margin: minutes to hours. So while the run
 lives, the watchdog holds a lease Job (``rlsv-<run>-lease``: it starts no pod, its activeDeadlineSeconds is
 the time since it was created plus ``lease_s``, ``ttlSecondsAfterFinished: 0``), renews that deadline every
-``RENEW_EVERY_S`` (a quarter of ``lease_s`` if that is shorter) and makes the anchor name it as its owner. When the renewals stop, Kubernetes' own controllers
-end the run, nothing of ours needs to be alive: the Job controller fails the lease Job at its deadline
+``RENEW_EVERY_S`` (a quarter of ``lease_s`` if that is shorter) and makes the anchor name it as its owner. When
+the renewals stop, Kubernetes' own controllers end the run, nothing of ours needs to be alive: the Job controller fails the lease Job at its deadline
 (DeadlineExceeded), the TTL-after-finished controller deletes it, and the garbage collector deletes the anchor
 it owns, then everything the anchor owns. The calls are the run's own verbs on Jobs (create, patch, delete:
 rbac/rlstack-validation.yml); no pod, image or extra privilege. docs/reliability.md says why this and not an
@@ -35,7 +35,7 @@ MERGE_PATCH = "application/merge-patch+json"
 # How often the deadline moves. An API server that cannot write for longer than lease_s less this lets the Job
 # controller fail the lease of a live run, so the renewals are frequent: one PATCH of one Job every 2 s (a node's
 # kubelet renews its Lease every 10 s). Measured: etcd killed and back 10 s later, the API server wrote nothing for
-# 17 to 18 s (docs/reliability.md); a renewal every 5 s of a 20-s lease left 15 s, and a CI run lost its lease so.
+# 15 to 18 s (docs/reliability.md); a renewal every 5 s of a 20-s lease left 15 s, and a CI run lost its lease so.
 RENEW_EVERY_S = 2.0
 
 

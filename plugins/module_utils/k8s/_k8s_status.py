@@ -19,6 +19,10 @@ from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _dia
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _log_excerpt
 from ansible_collections.rlstack.validation.plugins.module_utils._limits import PROBLEM_GRACE_S
 
+# The label a GPU node's instance type is read from (gpu_nodes); the MPIJob and the L5/L6 Jobs are kept to that type
+# by it (workloads/_workloads.py).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
 TARGET_LABEL = "rlstack.io/target"
 # Indexed Jobs (multi-node examples) label each pod with its index; index 0 is the head, judged alone.
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
@@ -527,7 +531,7 @@ def gpu_nodes(nodes, transport="kubernetes", host=None):
         labels = _meta(node).get("labels") or {}
         allocatable = (node.get("status") or {}).get("allocatable") or {}
         out.append({"node": _meta(node).get("name"),
-                    "instance_type": labels.get("node.kubernetes.io/instance-type", ""),
+                    "instance_type": labels.get(INSTANCE_TYPE_LABEL, ""),
                     "gpus": _whole(allocatable.get("nvidia.com/gpu", 0)),
                     "efa": _whole(allocatable.get("vpc.amazonaws.com/efa", 0))})
     return out

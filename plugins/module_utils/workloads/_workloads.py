@@ -15,11 +15,8 @@ try:  # imported as part of the collection
     from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
 except ImportError:  # pragma: no cover - only when the file is used on its own
     _frameworks = None
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import INSTANCE_TYPE_LABEL
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._checks import _profile
-
-# The label the run's GPU nodes give their instance type by (_k8s_status.gpu_nodes reads it): the MPIJob and the
-# L5/L6 Jobs are kept to that type.
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 
 def nccl_mpijob(nodes, name, image, floors, network, tolerance):
