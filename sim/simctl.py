@@ -240,10 +240,10 @@ def daemonsets_settled(apps, core, timeout: float) -> None:
     does: L0 then judged "268 of 269 pods ready" (2026-12-05), hence the count against the nodes. Readiness is not
     required: a scenario may make a plugin's pod not ready."""
     seen = []
-    # the nodes are Ready and the scenario applied before this wait: listed once, not on every poll (1,024 here)
-    nodes = [(n.metadata.labels or {}, n.spec.taints or []) for n in core.list_node(_request_timeout=30).items]
 
-    def surely_placed(spec):
+    # listed on every poll: listed once at the start, the nodes' taints of that moment made the count too low and
+    # the check weak again (1,024 nodes, 2026-12-05: "354 of 355 pods ready")
+    def surely_placed(spec, nodes):
         """The nodes the DaemonSet must have a pod on: its nodeSelector matches and every taint is tolerated
         (a scenario's tainted node may or may not get one, so it is not counted)."""
         tolerated = {tol.key for tol in spec.tolerations or []}
@@ -252,15 +252,15 @@ def daemonsets_settled(apps, core, timeout: float) -> None:
                    and all(taint.key in tolerated for taint in taints))
 
     def settled():
+        nodes = [(n.metadata.labels or {}, n.spec.taints or []) for n in core.list_node(_request_timeout=30).items]
         counts = sorted((d.metadata.namespace, d.metadata.name, d.status.desired_number_scheduled or 0,
-                         d.status.current_number_scheduled or 0, d.status.number_ready or 0,
-                         surely_placed(d.spec.template.spec))
+                         d.status.current_number_scheduled or 0, surely_placed(d.spec.template.spec, nodes))
                         for d in apps.list_daemon_set_for_all_namespaces(_request_timeout=30).items)
         pending = [p for p in core.list_pod_for_all_namespaces(field_selector="status.phase=Pending",
                                                                _request_timeout=30).items
                    if any(o.kind == "DaemonSet" for o in p.metadata.owner_references or [])]
         seen[:] = (seen + [counts])[-3:]
-        return (not pending and all(c[2] == c[3] >= c[5] for c in counts)
+        return (not pending and all(c[2] == c[3] >= c[4] for c in counts)
                 and len(seen) == 3 and seen[0] == seen[1] == seen[2])
     wait_for("every DaemonSet's pods placed and started", settled, timeout, interval=1.0)
 
