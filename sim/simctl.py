@@ -450,7 +450,7 @@ def ensure_processes(bins: Path) -> None:
         # restart it on a real cluster, the loop does here.
         operator = (f'{bins / "mpi-operator"} --kubeConfig={kubeconfig()} --lock-namespace=mpi-operator '
                     f'--threadiness=2 --monitoring-port=0 -v=2')
-        script = (f'ip link set lo up && {py} {SIM / "simctl.py"} relay tcp 127.0.0.1:{port} {sock} & '
+        script = (f'{py} {SIM / "simctl.py"} relay --loopback-up tcp 127.0.0.1:{port} {sock} & '
                   f'sleep 0.5; while :; do {operator}; echo "sim: mpi-operator exited ($?), restarting"; sleep 1; done')
         start_process("mpi-operator", ["unshare", "--net", "--fork", "--kill-child", "sh", "-c", script],
                       env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"})
@@ -570,6 +570,19 @@ async def _pipe(reader, writer):
         writer.close()
 
 
+def loopback_up() -> None:
+    """Bring the loopback interface of this network namespace up (what `ip link set lo up` does) with the kernel's
+    SIOCGIFFLAGS/SIOCSIFFLAGS ioctls: the GPU machine's image has no `ip` (iproute2), and without loopback the MPI
+    operator in its own namespace could not reach the relay, so no MPIJob ever got pods there."""
+    import fcntl
+    import socket
+    import struct
+    siocgifflags, siocsifflags, iff_up, iff_running = 0x8913, 0x8914, 0x1, 0x40
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, siocgifflags, struct.pack("16sH", b"lo", 0))[:18])[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH", b"lo", flags | iff_up | iff_running))
+
+
 def relay(mode: str, listen: str, target: str) -> None:
     """mode unix: listen on a unix socket, forward to host:port; mode tcp: listen on host:port, forward to a socket."""
     async def handle(reader, writer):
@@ -612,6 +625,8 @@ def main() -> int:
     sub.add_parser("runtime")
     sub.add_parser("trainer")
     p_relay = sub.add_parser("relay")
+    p_relay.add_argument("--loopback-up", action="store_true",
+                         help="bring this network namespace's loopback up first (the MPI operator's namespace)")
     p_relay.add_argument("mode", choices=["unix", "tcp"])
     p_relay.add_argument("listen")
     p_relay.add_argument("target")
@@ -636,6 +651,8 @@ def main() -> int:
         import trainer_sim
         trainer_sim.run(clients, lambda msg: print(msg, flush=True))
     elif args.cmd == "relay":
+        if args.loopback_up:
+            loopback_up()
         relay(args.mode, args.listen, args.target)
     return 0
 
