@@ -125,6 +125,7 @@ def bare_loop(core, bodies, timeout=60):
     """Create the pods (in the run's namespace, where its storage claim is; without the run's labels), wait for
     each to end (a watch), read each log, delete them. Returns seconds, or None when one did not end in time."""
     from kubernetes import watch
+    from kubernetes.client.exceptions import ApiException
     start = time.time()
     names = []
     namespace = bodies[0]["metadata"]["namespace"]
@@ -148,7 +149,11 @@ def bare_loop(core, bodies, timeout=60):
             core.read_namespaced_pod_log(name, namespace, _request_timeout=30)
     elapsed = time.time() - start
     for name in names:
-        core.delete_namespaced_pod(name, namespace, grace_period_seconds=0, _request_timeout=30)
+        try:
+            core.delete_namespaced_pod(name, namespace, grace_period_seconds=0, _request_timeout=30)
+        except ApiException as exc:
+            if exc.status != 404:  # gone already (its namespace may be going away after the run): not an error
+                raise
     return elapsed if ok else None
 
 

@@ -17,7 +17,14 @@ from ansible_collections.rlstack.validation.plugins.filter.runner import _plain
 
 
 def l0_checks(nodes, probes, expect):
-    return _checks.l0_checks(_plain(nodes or []), _plain(probes or {}), _plain(expect or {}))
+    expect = _plain(expect or {})
+    if expect.get("reads") is not None:  # what L0's probe read (runner_probe_reads), as the evidence it holds
+        expect = dict(expect, **_checks.l0_read_evidence(expect.pop("reads")))
+    return _checks.l0_checks(_plain(nodes or []), _plain(probes or {}), expect)
+
+
+def l0_reads(daemonsets, namespace, storage_claim="", all_nodes=False):
+    return _checks.l0_reads(_plain(daemonsets or []), _plain(namespace), _plain(storage_claim or ""), bool(all_nodes))
 
 
 def l1_checks(probes, expect):
@@ -82,12 +89,17 @@ def dcgm_plan(level, nodes=None):
     return _gpu_health.dcgm_plan(int(level or 0), gpus)
 
 
+def watched_job(definition, described, mode):
+    return _workloads.watched_job(_plain(definition or {}), _plain(described or {}), str(mode))
+
+
 class FilterModule:
     """Level check filters."""
 
     def filters(self):
         return {
             "l0_checks": l0_checks,
+            "l0_reads": l0_reads,
             "l1_checks": l1_checks,
             "l2_checks": l2_checks,
             "l3_probe_checks": l3_probe_checks,
@@ -97,5 +109,6 @@ class FilterModule:
             "libero_config": libero_config,
             "host_job_results": host_job_results,
             "example_job": example_job,
+            "watched_job": watched_job,
             "dcgm_plan": dcgm_plan,
         }

@@ -17,7 +17,7 @@ description:
   - Each level is a dict with C(id), C(level), C(name), C(order), C(tags), C(skip_to), C(kind), C(probe),
     C(per_example), C(local), C(only_when_enabled), C(runs_before) (a level that runs ahead of its place, Phase 0
     runs before L3) and the fields the runner decides by instead of a level's id (C(example_needs),
-    C(judge_without_targets), C(cluster_reads), C(after_probe), C(preflight), C(isolate_from),
+    C(judge_without_targets), C(after_probe), C(preflight), C(isolate_from),
     C(opens_phase0_gate), C(phase0_gated)), each filled with its default where a row leaves it out;
     C(plugins/module_utils/_levels.py) and C(docs/architecture.md) describe them.
 options:

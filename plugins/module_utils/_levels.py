@@ -29,17 +29,15 @@ What the runner decides by these fields (never by a level's id; tests/unit/plugi
 greps the runner's task files and _plan.py for ids):
   example_needs  (per_example levels) the key an example of validation_examples must set to get a row here
             (L6: evaluation), else None: every example
-  judge_without_targets  the level's judge.yml runs even when no node matched (L0 judges the cluster itself)
+  judge_without_targets  the level's <id>_checks count even when no node matched (L0 judges the cluster itself)
   preflight the runner's plan runs roles/<id>/tasks/preflight.yml before anything is created, when the plan
             runs the level (L3: can the cluster run its launcher)
   isolate_from  a failed multi-node NCCL result of the level is where bad-node isolation starts (roles/isolate);
             'instance_type': its command narrows the nodes to the instance type the level ran on (Phase 0 runs
             on the cheap nodes), 'all': every GPU node; None: the level offers no isolation
   opens_phase0_gate  the level's pass in this run opens the Phase 0 gate (docs/phase0.md)
-  cluster_reads  (kind probe) the role's task file that reads the cluster before the probe (L0: cluster.yml), run
-            with the kubernetes transport only, else None
-  after_probe  (kind probe) the role's task file that gathers the rest of the evidence after the probe (L1: the
-            image's stack, fingerprint.yml; L3: nccl-tests across nodes, evidence.yml), else None
+  after_probe  (kind probe) the role's task file that gathers the rest of the evidence after the probe (L3:
+            nccl-tests across nodes, evidence.yml), else None
   phase0_gated  the Phase 0 gate keeps the level from starting on expensive nodes without a Phase 0 pass:
             'always' (L5, L6), 'multi_node' (L3: only with two nodes or more, one never crosses the network), None
 Every level has every field (LEVEL_DEFAULTS fills what a row leaves out); the runner defaults one only where
@@ -53,10 +51,10 @@ import copy
 LEVELS = (
     {"id": "l0_infrastructure", "level": "L0", "name": "Infrastructure", "order": 0, "tags": ["l0", "dcgm"], "skip_to": "0",
      "kind": "probe", "probe": "probe_node.py", "per_example": False, "local": ["probe_pod"],
-     "only_when_enabled": False, "judge_without_targets": True, "cluster_reads": "cluster.yml"},
+     "only_when_enabled": False, "judge_without_targets": True},
     {"id": "l1_runtime", "level": "L1", "name": "Runtime", "order": 1, "tags": ["l1"], "skip_to": "1",
      "kind": "probe", "probe": "probe_runtime.py", "per_example": False, "local": ["probe_pod"],
-     "only_when_enabled": False, "after_probe": "fingerprint.yml"},
+     "only_when_enabled": False},
     {"id": "l2_single_gpu", "level": "L2", "name": "Single GPU", "order": 2, "tags": ["l2"], "skip_to": "2",
      "kind": "probe", "probe": "probe_model.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
@@ -84,8 +82,7 @@ KINDS = ("probe", "jobs", "mpijob")
 # What a row that leaves a field out means (levels() and by_id() return every row with all of them).
 LEVEL_DEFAULTS = {"probe": None, "per_example": False, "only_when_enabled": False, "runs_before": None,
                   "example_needs": None, "judge_without_targets": False, "preflight": False, "isolate_from": None,
-                  "opens_phase0_gate": False, "phase0_gated": None, "cluster_reads": None,
-                  "after_probe": None}
+                  "opens_phase0_gate": False, "phase0_gated": None, "after_probe": None}
 
 # Roles playbooks/validate.yml runs that are not levels: they name bad nodes rather than judge the stack,
 # have no row in the results table and no place in the run order (docs/isolation.md). Their settings are

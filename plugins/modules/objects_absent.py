@@ -119,10 +119,9 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import (
-    KindNotServed, collection_path, delete_options, remove)
+    KindNotServed, api_caller, collection_path, delete_options, remove)
 
 try:
     import kubernetes
@@ -157,19 +156,7 @@ def execute(module, api_client):
         if not spec.get("api_version") or not spec.get("kind"):
             module.fail_json(msg="objects_absent: each of kinds needs api_version and kind; got %s" % json.dumps(spec))
 
-    def call(method, path, query=None, body=None):
-        # no _request_timeout: the API guard bounds each call and retries it (docs/reliability.md)
-        try:
-            response = api_client.call_api(path, method, query_params=query or [], body=body,
-                                           header_params={"Accept": "application/json",
-                                                          "Content-Type": "application/json"},
-                                           auth_settings=["BearerToken"], _preload_content=False,
-                                           _return_http_data_only=True)
-        except kubernetes.client.exceptions.ApiException as exc:
-            if exc.status == 404:
-                raise KindNotServed(path) from None
-            raise RuntimeError(api_error_text(exc.status, exc.reason, exc.body)) from None
-        return json.loads(response.data or b"{}")
+    call = api_caller(kubernetes, api_client)
 
     def path_of(spec):
         return collection_path(spec["api_version"], spec["kind"], params["namespace"], spec.get("plural"))

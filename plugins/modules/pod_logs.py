@@ -130,8 +130,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import CallError, bounded_map, pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
 
 try:
     import kubernetes
@@ -156,48 +155,22 @@ def argspec():
     return spec
 
 
-def _exit_code(pod):
-    for status in (pod.status.container_statuses or []) if pod.status else []:
-        terminated = status.state.terminated if status.state else None
-        if terminated is not None:
-            return terminated.exit_code
-    return None
-
-
 def execute(module, core):
     params = module.params
     selector = _pod_batch.selector_of(params["label_selectors"])
     if params["delete_after"] and not selector:
         module.fail_json(msg=_pod_batch.NO_SELECTOR % ("pod_logs with delete_after", params["namespace"]))
-    timeout = (max(params["request_timeout_s"], 1), max(params["request_timeout_s"], 1))
-    listed = core.list_namespaced_pod(params["namespace"], label_selector=selector, _request_timeout=timeout).items
-    wanted = set(params["names"])
-    pods = sorted((p for p in listed if not wanted or p.metadata.name in wanted), key=lambda p: p.metadata.name)
-
-    def read(pod):
-        kwargs = {"_request_timeout": timeout, "limit_bytes": params["limit_bytes"]}
-        if params["container"]:
-            kwargs["container"] = params["container"]
-        try:
-            return core.read_namespaced_pod_log(pod.metadata.name, params["namespace"], **kwargs)
-        except kubernetes.client.exceptions.ApiException as exc:
-            raise CallError(api_error_text(exc.status, exc.reason, exc.body)) from None
-
     t0 = time.monotonic()
-    reads = bounded_map(read, pods, workers=params["concurrency"], deadline_s=params["deadline_s"])
-    out = []
-    for entry in reads:
-        pod = entry["item"]
-        out.append({"name": pod.metadata.name, "node": (pod.spec.node_name or "") if pod.spec else "",
-                    "labels": dict(pod.metadata.labels or {}), "phase": (pod.status.phase or "") if pod.status else "",
-                    "exit_code": _exit_code(pod), "log": entry["value"] or "" if entry["ok"] else "",
-                    "error": "" if entry["ok"] else entry["error"]})
+    listed, out = _pod_batch.read_logs(kubernetes, core, params["namespace"], selector, names=params["names"],
+                                       container=params["container"], workers=params["concurrency"],
+                                       request_timeout_s=params["request_timeout_s"],
+                                       deadline_s=params["deadline_s"], limit_bytes=params["limit_bytes"])
     result = {"changed": False, "pods": out, "elapsed_s": round(time.monotonic() - t0, 3)}
     if params["delete_after"]:
         # every pod the selectors selected in the list above (names narrows the reads only): not listed again
         gone = _pod_batch.delete_selected(core, params["namespace"], selector, workers=params["concurrency"],
                                           wait_s=params["delete_wait_s"], check_mode=module.check_mode,
-                                          names=[pod.metadata.name for pod in listed])
+                                          names=listed)
         result.update(changed=gone["changed"], deleted=gone["deleted"], left=gone["left"], delete_errors=gone["failed"])
     return result
 

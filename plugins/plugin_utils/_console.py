@@ -96,7 +96,9 @@ class Console:
         creates = _what_it_creates(level_id)
         text = "%s%s: starting%s" % (level_column(info.get("level", "")), info.get("name", level_id),
                                      " (%s)" % creates if creates else "")
-        return lines + self._named(host, [(text, None)])
+        # what the level says before it starts (L0: how long the DCGM diagnostic holds the GPUs)
+        notice = [(" " * LEVEL_WIDTH + str(info["notice"]), None)] if info.get("notice") else []
+        return lines + self._named(host, [(text, None)] + notice)
 
     def verdict(self, host, verdict, now):
         """A row's verdict (level_assert's). A diagnostic row (Baseline, the Phase 0 gate) ends at once."""

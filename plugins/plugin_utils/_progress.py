@@ -128,7 +128,7 @@ def describe(result, what="", level="", elapsed_s=None, delay_s=None):
     if elapsed_s is None:
         elapsed_s = attempts * delay
     # Ansible reports retries as the number of attempts (the task's retries + 1), with a delay between two; a wait
-    # module that itself waits up to step_s per attempt (rlstack.validation.pod_wait) adds that to each.
+    # module that itself waits up to step_s per attempt (rlstack.validation.probe_run) adds that to each.
     step = float(result.get("step_s") or 0)
     bound = max(retries - 1, 0) * (delay + step) if delay or step else 0
     if isinstance(result.get("resources"), list):

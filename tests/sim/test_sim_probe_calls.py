@@ -1,9 +1,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The probe level's fewer module calls (issue 27): pod_batch extends the run's lease and ships the ConfigMap in the
-call that creates the pods (a second call, the same task run again, patches the ConfigMap's data), and pod_logs
-deletes the pods it read in the same call. Against the simulated cluster's API server, through ansible-playbook as
-the roles call them. About 20 s."""
+"""The probe level in one module (issue 27): probe_run extends the run's lease, ships the ConfigMap, creates the pods,
+waits for them, reads their logs and deletes the pods and the ConfigMap, repeated by `until` as the runner does; an
+attempt that finds the ConfigMap (its start marker) creates nothing. Against the simulated cluster's API server,
+through ansible-playbook as the roles call it. About 30 s."""
 from __future__ import annotations
 
 import json
@@ -25,8 +25,8 @@ PLAYBOOK = """
   module_defaults:
     group/rlstack.validation.k8s: {kubeconfig: "%(kubeconfig)s"}
   tasks:
-    - name: Lease, ConfigMap and pods in one call
-      rlstack.validation.pod_batch:
+    - name: Lease, ConfigMap, pods, wait, logs and delete in one module
+      rlstack.validation.probe_run:
         namespace: %(namespace)s
         lease: {job: anchor, active_deadline_s: %(deadline)d}
         config_maps:
@@ -38,17 +38,21 @@ PLAYBOOK = """
             spec:
               restartPolicy: Never
               containers: [{name: probe, image: busybox, command: [sh, -c, "echo hi"]}]
-      register: created
-    - name: Read the logs and delete the pods
-      rlstack.validation.pod_logs:
-        namespace: %(namespace)s
         label_selectors: ["run=%(run)s"]
-        delete_after: true
-        delete_wait_s: 30
-      register: read
+        expected: 1
+        start_timeout_s: 60
+        step_s: 5
+        deadline_at: "{{ now(utc=true).timestamp() + 12 }}"
+      register: probe
+      until: probe.finished | default(false)
+      retries: 20
+      delay: 1
     - name: Keep what the calls returned
       ansible.builtin.copy:
-        content: "{{ {'created': created.created, 'deleted': read.deleted, 'left': read.left} | to_json }}"
+        content: >-
+          {{ {'started': probe.started, 'created': probe.created, 'deleted': probe.deleted, 'left': probe.left,
+              'left_nothing': probe.left_nothing, 'logs': probe.pods | map(attribute='name') | list,
+              'settled': probe.settled} | to_json }}
         dest: "%(result)s"
         mode: "0600"
 """
@@ -69,19 +73,34 @@ def _play(tmp_path, namespace, run, deadline, data):
     return json.loads(result.read_text())
 
 
-def test_one_call_extends_the_lease_ships_the_configmap_and_creates_the_pods(core, batch, namespace, tmp_path):
+def test_one_call_runs_the_probe_pods_from_start_to_finish(core, batch, namespace, tmp_path):
     run = "calls-" + uuid.uuid4().hex[:6]
     batch.create_namespaced_job(namespace, {
         "metadata": {"name": "anchor"},
         "spec": {"activeDeadlineSeconds": 60, "template": {"spec": {
             "restartPolicy": "Never", "containers": [{"name": "anchor", "image": "busybox"}]}}}})
     first = _play(tmp_path, namespace, run, 900, "print(1)")
-    assert first == {"created": ["probe-0"], "deleted": ["probe-0"], "left": []}
+    # the simulated node keeps this pod running (it is no probe of the collection): the attempt at the deadline reads
+    # and deletes it all the same (the registered result is the last attempt's, which started nothing)
+    assert first == {"started": False, "created": [], "deleted": ["probe-0"], "left": [], "left_nothing": True,
+                     "logs": ["probe-0"], "settled": False}
     assert batch.read_namespaced_job("anchor", namespace).spec.active_deadline_seconds == 900
-    assert core.read_namespaced_config_map("probe", namespace).data == {"probe.py": "print(1)"}
     assert core.list_namespaced_pod(namespace, label_selector="run=" + run).items == []
-    # the same task again (a retried run): the ConfigMap exists and gets the new data, the lease moves again
-    second = _play(tmp_path, namespace, run, 1200, "print(2)")
-    assert second["created"] == ["probe-0"]
-    assert batch.read_namespaced_job("anchor", namespace).spec.active_deadline_seconds == 1200
-    assert core.read_namespaced_config_map("probe", namespace).data == {"probe.py": "print(2)"}
+    assert [c.metadata.name for c in core.list_namespaced_config_map(namespace).items if c.metadata.name == "probe"] == []
+
+
+def test_an_attempt_that_finds_the_configmap_creates_nothing(core, batch, namespace, tmp_path):
+    """The first ConfigMap marks the start: a repeat of the task (until) only waits, and never brings back a pod that
+    was deleted during the wait; the pod it expects is then gone, which settles the wait."""
+    run = "calls-" + uuid.uuid4().hex[:6]
+    batch.create_namespaced_job(namespace, {
+        "metadata": {"name": "anchor"},
+        "spec": {"activeDeadlineSeconds": 60, "template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "anchor", "image": "busybox"}]}}}})
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "probe"}, "data": {"probe.py": "print(0)"}})
+    again = _play(tmp_path, namespace, run, 1200, "print(2)")
+    assert again["started"] is False and again["created"] == [] and again["logs"] == []
+    assert again["left_nothing"] is True
+    # the lease was not moved: the attempt that started the probe did that
+    assert batch.read_namespaced_job("anchor", namespace).spec.active_deadline_seconds == 60
+    assert core.list_namespaced_pod(namespace, label_selector="run=" + run).items == []

@@ -2,7 +2,7 @@
 
 The test builds a throw-away copy of the collection, adds a toy level L7 there exactly as CONTRIBUTING.md's
 "Recipe: add a level" says (part A: what a run needs), and runs it on the simulated cluster with
-`--tags l7`: the level runs its probe pod, is judged by its own judge.yml, gets its row in report.json, and
+`--tags l7`: the level runs its probe pod, is judged by its own <id>_checks (vars/main.yml), gets its row in report.json, and
 leaves nothing behind. The toy probe is named probe_smoke.py so the sim replays the committed smoke fixture
 (sim/replay/probes/probe_smoke/healthy/, its README says so): the sim that runs is this checkout's.
 """
@@ -81,25 +81,23 @@ print(json.dumps({"probe": "smoke", "ok": True}))
       targets: "{{ runner_gpu_nodes[:1] | map('combine', {'gpus': 1, 'efa': 0}) | list }}"
       mpijob: null
 """,
-    "tasks/judge.yml": """\
+    "vars/main.yml": """\
 ---
-- name: Judge what L7 found
-  ansible.builtin.set_fact:
-    l7_toy_checks:
-      - name: toy_ok
-        node: "{{ __l7_toy_node }}"
-        op: "true"
-        actual: "{{ ((runner_probe_results[__l7_toy_node] | default({})).data | default({})).ok | default(false) }}"
-        expected: true
-        fail_msg: the toy probe did not say ok
-        hint: read the probe pod's log
-  vars:
-    __l7_toy_node: "{{ runner_probe_targets[0].node }}"
+# templated when the runner records the verdict (tasks/finish_level.yml reads <id>_checks)
+l7_toy_checks:
+  - name: toy_ok
+    node: "{{ __l7_toy_node }}"
+    op: "true"
+    actual: "{{ ((runner_probe_results[__l7_toy_node] | default({})).data | default({})).ok | default(false) }}"
+    expected: true
+    fail_msg: the toy probe did not say ok
+    hint: read the probe pod's log
+__l7_toy_node: "{{ runner_probe_targets[0].node }}"
 """,
     "tasks/main.yml": """\
 ---
 - name: Run L7
-  ansible.builtin.include_role:
+  ansible.builtin.import_role:
     name: rlstack.validation.runner
     tasks_from: level.yml
   vars:

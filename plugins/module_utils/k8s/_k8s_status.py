@@ -581,8 +581,9 @@ def gone_job_state(seen_after_s=None):
 def job_results(jobs, states, logs, stopped=None, gone=None):
     """{job name: {state, log, log_error}} for the runner's Jobs (runner/tasks/jobs.yml).
 
-    `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the loop
-    results of kubernetes.core.k8s_log over those states (each with `item.name`, the Job's name); `stopped`
+    `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the `pods` of
+    rlstack.validation.pod_logs over a pod of each Job (its Job by the pod's job-name label; an entry with
+    `item.name`, a loop of kubernetes.core.k8s_log, is read too); `stopped`
     the rlstack.validation.job_watch module's {Job name: {log, seen_after_s}} of the Jobs it deleted
     because their log showed the run going past its one step (their state is "Stopped", their log the one
     the watch read); `gone` job_watch's {Job name: {seen_after_s}} of the Jobs someone else deleted (their
@@ -611,15 +612,21 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
                                     "log": "", "log_error": "the Job was deleted, so there is no log"}
             continue
         state = by_name[kname]
-        found = [r for r in logs or [] if (r.get("item") or {}).get("name") == kname]
+        found = [r for r in logs or [] if _log_job(r) == kname]
         if not found:
             out[job.get("name")] = {"state": state, "log": "",
                                     "log_error": "no pod of the Job was found, so there is no log"}
             continue
         first = found[0]
-        out[job.get("name")] = {"state": state, "log": _log_excerpt.redact(first.get("log", ""), secrets),
-                                "log_error": first.get("msg", "") if first.get("failed") else ""}
+        out[job.get("name")] = {"state": state, "log": _log_excerpt.redact(first.get("log") or "", secrets),
+                                "log_error": first.get("error") or (first.get("msg", "") if first.get("failed") else "")}
     return out
+
+
+def _log_job(entry):
+    """The Job whose pod a log entry is of: pod_logs' entry by its job-name label, a k8s_log loop result by item."""
+    labels = entry.get("labels") or {}
+    return labels.get("batch.kubernetes.io/job-name") or labels.get("job-name") or (entry.get("item") or {}).get("name")
 
 
 def job_env(definition):

@@ -17,8 +17,10 @@ playbooks/cleanup.yml all read them here (through the rlstack.validation.run_kin
 
 from __future__ import annotations
 
+import json
 import time
 
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import CallError, bounded_map
 
 
@@ -54,6 +56,27 @@ class KindNotServed(Exception):
     """The API server does not serve the kind (HTTP 404 on its collection: a CRD that is not installed)."""
 
 
+def api_caller(kubernetes, api_client):
+    """call(method, path, query=None, body=None) over the kubernetes client `api_client` (the package `kubernetes`
+    passed in, so that this file needs only the standard library): the API's JSON; KindNotServed on HTTP 404; the
+    API's sentence (RuntimeError) on another refusal. No _request_timeout: the API guard bounds each call and
+    retries it (docs/reliability.md). objects_absent and probe_run's reads share it."""
+    def call(method, path, query=None, body=None):
+        try:
+            response = api_client.call_api(path, method, query_params=query or [], body=body,
+                                           header_params={"Accept": "application/json",
+                                                          "Content-Type": "application/json"},
+                                           auth_settings=["BearerToken"], _preload_content=False,
+                                           _return_http_data_only=True)
+        except kubernetes.client.exceptions.ApiException as exc:
+            if exc.status == 404:
+                raise KindNotServed(path) from None
+            raise RuntimeError(api_error_text(exc.status, exc.reason, exc.body)) from None
+        return json.loads(response.data or b"{}")
+
+    return call
+
+
 def plural_of(kind):
     """The resource name of a kind, as Kubernetes guesses it (k8s.io/apimachinery v0.34 pkg/api/meta/restmapper.go
     UnsafeGuessKindToResource): lower case, then -s, -es after an s, -ies for a final y."""
@@ -66,8 +89,11 @@ def plural_of(kind):
 
 
 def collection_path(api_version, kind, namespace, plural=None):
-    """The URL path of a namespaced collection: /api/v1/... for the core group, /apis/<group>/<version>/... else."""
+    """The URL path of a collection: /api/v1/... for the core group, /apis/<group>/<version>/... else; a cluster-scoped
+    one (namespace None or empty) has no namespaces/<namespace> part."""
     prefix = "/api/%s" % api_version if "/" not in api_version else "/apis/%s" % api_version
+    if not namespace:
+        return "%s/%s" % (prefix, plural or plural_of(kind))
     return "%s/namespaces/%s/%s" % (prefix, namespace, plural or plural_of(kind))
 
 

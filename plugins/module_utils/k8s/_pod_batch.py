@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import time
 
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import bounded_map
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import CallError, bounded_map
 
 
 def api_message(exc):
@@ -149,6 +150,84 @@ def delete_selected(core, namespace, selector, grace_period_s=0, workers=16, dea
     waited = wait_gone(list_names, wait_s=wait_s)
     return {"changed": True, "deleted": before, "left": waited["left"], "failed": deleted["failed"],
             "elapsed_s": round(clock() - t0, 3)}
+
+
+def create_config_maps(kubernetes, core, namespace, definitions, patch_existing=True):
+    """Create the ConfigMaps the pods mount. One that exists gets the new content by a merge patch (the same task
+    run again: C(patch), which the role grants, not C(update)), or with patch_existing false is left as it is.
+    Returns the names that existed already. `kubernetes` is the client package (this file needs only the standard
+    library)."""
+    existed = []
+    for definition in definitions:
+        target = (definition.get("metadata") or {}).get("namespace") or namespace
+        try:
+            drain(core.create_namespaced_config_map(target, definition, _preload_content=False))
+        except kubernetes.client.exceptions.ApiException as exc:
+            if exc.status != 409:
+                raise
+            existed.append(definition["metadata"]["name"])
+            if patch_existing:
+                drain(core.patch_namespaced_config_map(definition["metadata"]["name"], target,
+                                                       {"data": definition.get("data") or {}}, _preload_content=False))
+    return existed
+
+
+def extend_lease(kubernetes, core, namespace, lease):
+    """Patch the run's anchor Job's deadline (its lease, {job, active_deadline_s}) before pods are made, so the wait
+    that follows is covered: roles/runner/tasks/lease.yml does the same for the other waits. None: nothing."""
+    if not lease:
+        return
+    batch = kubernetes.client.BatchV1Api(core.api_client)  # the same configuration and pool as the pods' calls
+    drain(batch.patch_namespaced_job(lease["job"], namespace, {"spec": {"activeDeadlineSeconds": lease["active_deadline_s"]}},
+                                     _preload_content=False))
+
+
+def create_pods(core, namespace, definitions, workers=16, deadline_s=300.0):
+    """create_all over pod definitions (a pod that exists is left as it is): {created, existing, failed}."""
+    def create(definition):
+        # _preload_content=False: the created pod is not turned into a V1Pod (nothing reads it; at 256 pods that
+        # model conversion cost seconds of the controller's CPU).
+        drain(core.create_namespaced_pod((definition.get("metadata") or {}).get("namespace") or namespace,
+                                         definition, _preload_content=False))
+
+    return create_all(create, definitions, workers=workers, deadline_s=deadline_s)
+
+
+def _exit_code(pod):
+    for status in (pod.status.container_statuses or []) if pod.status else []:
+        terminated = status.state.terminated if status.state else None
+        if terminated is not None:
+            return terminated.exit_code
+    return None
+
+
+def read_logs(kubernetes, core, namespace, selector, names=(), container=None, workers=16, request_timeout_s=30,
+              deadline_s=120.0, limit_bytes=4194304):
+    """List the pods `selector` selects (those of `names` only, when given) and read each one's log, at most
+    `workers` requests in flight, each bounded by request_timeout_s and all by deadline_s.
+    Returns (listed pod names, [{name, node, labels, phase, exit_code, log, error}] in name order)."""
+    timeout = (max(request_timeout_s, 1), max(request_timeout_s, 1))
+    listed = core.list_namespaced_pod(namespace, label_selector=selector, _request_timeout=timeout).items
+    wanted = set(names or ())
+    pods = sorted((p for p in listed if not wanted or p.metadata.name in wanted), key=lambda p: p.metadata.name)
+
+    def read(pod):
+        kwargs = {"_request_timeout": timeout, "limit_bytes": limit_bytes}
+        if container:
+            kwargs["container"] = container
+        try:
+            return core.read_namespaced_pod_log(pod.metadata.name, namespace, **kwargs)
+        except kubernetes.client.exceptions.ApiException as exc:
+            raise CallError(api_error_text(exc.status, exc.reason, exc.body)) from None
+
+    out = []
+    for entry in bounded_map(read, pods, workers=workers, deadline_s=deadline_s):
+        pod = entry["item"]
+        out.append({"name": pod.metadata.name, "node": (pod.spec.node_name or "") if pod.spec else "",
+                    "labels": dict(pod.metadata.labels or {}), "phase": (pod.status.phase or "") if pod.status else "",
+                    "exit_code": _exit_code(pod), "log": entry["value"] or "" if entry["ok"] else "",
+                    "error": "" if entry["ok"] else entry["error"]})
+    return [p.metadata.name for p in listed], out
 
 
 def delete_failure_message(namespace, result):

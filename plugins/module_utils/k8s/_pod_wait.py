@@ -15,6 +15,7 @@ in the calls that reach the API server (plugins/modules/pod_wait.py).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -136,3 +137,37 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
             summary, judged_at = verdict(), clock()
     pods = sorted(held.values(), key=lambda p: (p.get("metadata") or {}).get("name") or "")
     return {"pods": pods, "summary": summary, "lists": lists, "events": events, "judged": judged}
+
+
+def pod_calls(kubernetes, urllib3, core, namespace, selector, connect_s=5):
+    """The list and the watch `follow` takes, made with the client packages passed in (this file needs only the
+    standard library): list_pods() -> (pods as the API's JSON, resource version); watch_pods(version, timeout_s)
+    -> the watch's events, raising WatchExpired (410, a broken stream) or WatchIdle (silent for connect_s)."""
+    connect_s = max(connect_s, 1)
+
+    def list_pods():
+        # no _request_timeout: the API guard bounds the list and retries it (docs/reliability.md)
+        response = core.list_namespaced_pod(namespace, label_selector=selector, _preload_content=False)
+        body = json.loads(response.data)
+        return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion")
+
+    def watch_pods(version, timeout_s):
+        try:
+            stream = kubernetes.watch.Watch().stream(
+                core.list_namespaced_pod, namespace, label_selector=selector, resource_version=version,
+                allow_watch_bookmarks=True, timeout_seconds=timeout_s, deserialize=False,
+                # the read timeout is the silence after which the pods are judged again
+                _request_timeout=(connect_s, connect_s))
+            yield from stream
+        except kubernetes.client.exceptions.ApiException as exc:
+            if exc.status == 410:
+                raise WatchExpired(str(exc.reason)) from None
+            raise
+        except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.ProtocolError) as exc:
+            if "timed out" in str(exc).lower():
+                raise WatchIdle(str(exc)) from None  # silent: list again (the guard bounds the list) and judge
+            raise WatchExpired(str(exc)) from None  # a broken stream: list again (bounded by the guard)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise WatchExpired(str(exc)) from None
+
+    return list_pods, watch_pods

@@ -115,12 +115,47 @@ def _ready(node):
     return False
 
 
+def l0_reads(daemonsets, namespace, storage_claim="", all_nodes=False):
+    """What L0 reads from the API besides its GPU nodes, as the reads of its probe (rlstack.validation.probe_run's
+    `reads`: in the probe's module run, not one module run each): each looked-for device-plugin DaemonSet's namespace ({label, namespace, name_contains} of
+    l0_infrastructure_daemonsets), the storage claim of `namespace` when one is named, the ResourceSlices (EFA
+    through DRA), and every node when the selector matched none (their labels say what to select)."""
+    queries = [{"kind": "DaemonSet", "api_version": "apps/v1", "namespace": ds.get("namespace"),
+                "item": dict(ds, read="daemonset")} for ds in daemonsets or []]
+    if storage_claim:
+        queries.append({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": storage_claim,
+                        "item": {"read": "claim", "name": storage_claim}})
+    queries.append({"kind": "ResourceSlice", "api_version": "resource.k8s.io/v1", "item": {"read": "slices"}})
+    if all_nodes:
+        queries.append({"kind": "Node", "item": {"read": "all_nodes"}})
+    return queries
+
+
+def l0_read_evidence(reads):
+    """What l0_checks' expect takes, from the results of the l0_reads queries ([{item, resources, error}]):
+    daemonsets (as _k8s_status.daemonset_summary), storage_claim ({name, phase}: phase 'missing' when not found;
+    None when no claim was read), resource_slices, all_node_labels (key=value)."""
+    def of(kind):
+        return [r for r in reads or [] if (r.get("item") or {}).get("read") == kind]
+
+    claim = next(iter(of("claim")), None)
+    labels = sorted({"%s=%s" % pair for node in next(iter(of("all_nodes")), {}).get("resources") or []
+                     for pair in ((node.get("metadata") or {}).get("labels") or {}).items()})
+    return {"daemonsets": _k8s_status.daemonset_summary(of("daemonset")),
+            "storage_claim": None if claim is None else {
+                "name": claim["item"].get("name"),
+                "phase": next(((o.get("status") or {}).get("phase") for o in claim.get("resources") or []), None)
+                or "missing"},
+            "resource_slices": [s for r in of("slices") for s in r.get("resources") or []],
+            "all_node_labels": labels}
+
+
 def l0_checks(nodes, probes, expect):
     """L0 infrastructure. nodes: Node objects (k8s transport) or []; probes: {node: probe outcome};
     expect: {selector, all_node_labels, overrides, daemonsets (list of {name, found, desired, ready}),
     storage_claim ({name, phase} or None), storage (bool), transport, host_instance_type, resource_slices
     (resource.k8s.io ResourceSlices: EFA counted from the EFA DRA driver's when a node does not advertise
-    the vpc.amazonaws.com/efa extended resource)}."""
+    the vpc.amazonaws.com/efa extended resource)}; l0_read_evidence makes the last four from what L0 read."""
     checks = []
     expect = expect or {}
     overrides = expect.get("overrides") or {}

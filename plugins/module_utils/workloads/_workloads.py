@@ -117,3 +117,15 @@ def host_job_result(result):
                       "message": message, "problems": [],
                       "pods": [{"pod": "host", "exit_code": rc}] if rc is not None else []},
             "log": run.get("log") or "", "log_error": "", "duration_s": run.get("duration_s")}
+
+
+def watched_job(definition, described, mode):
+    """What the runner's jobs.yml takes for one example's Job: {name, definition, efa, watch}, where `definition` is
+    the rendered Job (templates/job.yml.j2), `described` the example's entry of the level's description ({name,
+    example, job}) and `mode` train or eval; `watch` is what job_watch needs to stop the Job when its log shows the
+    override did not take effect."""
+    job = described.get("job") or {}
+    return {"name": described.get("name"), "definition": definition, "efa": int(job.get("efa") or 0),
+            "watch": {"name": ((definition or {}).get("metadata") or {}).get("name"),
+                      "framework": (described.get("example") or {}).get("framework") or "custom",
+                      "mode": mode, "launched": job.get("launched")}}

@@ -202,7 +202,7 @@ def _task(path, name_start):
 
 def test_the_runner_ships_probe_common_with_every_probe():
     assert os.path.isfile(os.path.join(ROOT, "roles", "runner", "files", "probe_common.py"))
-    start = _task("probe_kubernetes.yml", "Start one probe pod per target")["rlstack.validation.pod_batch"]
+    start = _task("probe_kubernetes.yml", "Run one probe pod per target")["rlstack.validation.probe_run"]
     configmap = start["config_maps"][0]["data"]
     assert "'probe_common.py': lookup('ansible.builtin.file', 'probe_common.py')" in configmap
     assert "_runner_probe_file: lookup('ansible.builtin.file', runner_probe.script)" in configmap

@@ -16,7 +16,7 @@ from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
-NAMES = {"l0_checks", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks",
+NAMES = {"watched_job", "l0_checks", "l0_reads", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks",
          "example_job", "dcgm_plan", "libero_config", "host_job_results"}
 
 
@@ -39,6 +39,20 @@ def test_l0_checks_filter(convert):
     gpu = [c for c in result if c["name"] == "gpu_count"][0]
     assert (gpu["node"], gpu["actual"], gpu["expected"]) == ("p5-node-1", 7, 8)
     assert checks_filter.l0_checks(None, None, None)[0]["name"] == "gpu_nodes"
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_l0_checks_filter_judges_what_the_probe_read(convert):
+    """runner_probe_reads (the l0_reads reads, done by the probe's module) become the DaemonSet and claim checks."""
+    queries = checks_filter.l0_reads([{"label": "EFA device plugin", "namespace": "kube-system", "name_contains": "efa"}],
+                                     "ns", "fsx-claim")
+    reads = [{"item": queries[0]["item"], "resources": [], "error": ""},
+             {"item": queries[1]["item"], "resources": [{"status": {"phase": "Bound"}}], "error": ""},
+             {"item": queries[2]["item"], "resources": [], "error": "not found"}]
+    result = checks_filter.l0_checks(convert([]), convert({}), convert({"transport": "host", "reads": reads}))
+    efa = [c for c in result if c["name"] == "daemonset_efa"][0]
+    claim = [c for c in result if c["name"] == "storage_claim"][0]
+    assert (efa["actual"], claim["actual"]) == (False, "Bound")
 
 
 @pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])

@@ -27,6 +27,15 @@ def test_a_level_starts_and_ends_on_one_line_each():
     assert con.level_done("eks", 113.0) == []
 
 
+def test_a_level_notice_follows_its_start_line():
+    """L0's DCGM notice (l0_infrastructure_notice) is said before the probe starts, under the start line."""
+    con = Console()
+    con.host_seen("eks")
+    lines = text(con.level_started("eks", dict(L0, notice="DCGM diagnostic level 3 runs on every GPU node"), 100.0))
+    assert lines == ["L0    Infrastructure: starting (probe pods on the GPU nodes)",
+                     "      DCGM diagnostic level 3 runs on every GPU node"]
+
+
 def test_a_level_of_examples_ends_with_its_first_failure_and_three_excerpt_lines():
     con = Console()
     con.host_seen("eks")

@@ -1,0 +1,144 @@
+# Copyright (c) rlstack.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A level's probe pods from start to finish in one module run (rlstack.validation.probe_run; standard library only).
+
+Why: a probe level took three module runs around its pods (create, wait, read and delete), each an interpreter and
+a kubernetes client import (about 1 s on an idle 2-core machine): most of a probe level's own time on a warm
+cluster (benchmarks/runner_overhead/). One call now starts the pods (unless an earlier attempt of the same task did),
+follows them for at most `step_s`, and once the wait is settled, or its deadline has come, reads what the level
+needs to judge them (the level's own reads of the API, the events of pods that never ran, the nodes again when a
+probe did not end well, every log) and deletes the pods and their ConfigMaps. A task repeats the call with `until: finished`, so a long wait still
+prints its progress and stays bounded.
+
+The first ConfigMap of `config_maps` marks the start: an attempt that finds it existing only waits (a repeat of
+the task by `until` must not create pods again, nor bring back a pod that was deleted during the wait).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import pods_summary
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import api_caller
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import read_all
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls
+
+# Pods in these phases ran: their events say nothing the probe's own output does not.
+RAN_PHASES = ("Running", "Succeeded", "Failed")
+# Each log request's connect and read bound (all of them together are bounded by read_deadline_s).
+LOG_REQUEST_TIMEOUT_S = 30
+# What the nodes read again keeps (as the runner's node list: managedFields and the image list are most of a node).
+HIDDEN_NODE_FIELDS = ("managedFields",)
+
+
+class StartRefused(Exception):
+    """The API server refused a probe pod (quota, PodSecurity, an admission webhook, a permission): its sentence."""
+
+    def __init__(self, message, result):
+        super().__init__(message)
+        self.result = result
+
+
+def start(kubernetes, core, params):
+    """Create the probe's ConfigMaps and pods under the run's lease, unless the first ConfigMap exists (an earlier
+    attempt started them). Returns {started, created, existing}; raises StartRefused when a pod was refused."""
+    namespace, config_maps = params["namespace"], params["config_maps"]
+    if config_maps and _pod_batch.create_config_maps(kubernetes, core, namespace, config_maps[:1], patch_existing=False):
+        return {"started": False, "created": [], "existing": []}
+    _pod_batch.extend_lease(kubernetes, core, namespace, params["lease"])
+    _pod_batch.create_config_maps(kubernetes, core, namespace, config_maps[1:])
+    made = _pod_batch.create_pods(core, namespace, params["definitions"], workers=params["concurrency"],
+                                  deadline_s=params["create_deadline_s"])
+    if made["failed"]:
+        raise StartRefused(_pod_batch.failure_message(namespace, made, len(params["definitions"])), made)
+    return {"started": True, "created": made["created"], "existing": made["existing"]}
+
+
+def pod_events(core, namespace, states):
+    """The events of every pod that never ran, as a loop of kubernetes.core.k8s_info reads returns them
+    ([{item: state, resources: [event]}]: what probe_results reads)."""
+    out = []
+    for state in states or []:
+        if state.get("phase") in RAN_PHASES or not state.get("pod"):
+            continue
+        response = core.list_namespaced_event(namespace, field_selector="involvedObject.name=%s" % state["pod"],
+                                              _preload_content=False)
+        out.append({"item": state, "resources": json.loads(response.data).get("items") or []})
+    return out
+
+
+def nodes_again(core, label_selector):
+    """The nodes `label_selector` selects, read again after a probe that did not end well (NotReady, cordoned,
+    gone: probe_results names the node as the cause)."""
+    response = core.list_node(label_selector=label_selector, _preload_content=False)
+    nodes = []
+    for node in json.loads(response.data).get("items") or []:
+        meta = {k: v for k, v in (node.get("metadata") or {}).items() if k not in HIDDEN_NODE_FIELDS}
+        status = {k: v for k, v in (node.get("status") or {}).items() if k != "images"}
+        nodes.append(dict(node, metadata=meta, status=status))
+    return sorted(nodes, key=lambda n: n["metadata"].get("name") or "")
+
+
+def delete_config_maps(kubernetes, core, namespace, definitions):
+    """Delete the probe's ConfigMaps by name (one gone already is not an error): [{name, error}] of those that failed."""
+    failed = []
+    for definition in definitions:
+        name = definition["metadata"]["name"]
+        try:
+            _pod_batch.drain(core.delete_namespaced_config_map(
+                name, (definition.get("metadata") or {}).get("namespace") or namespace, _preload_content=False))
+        except kubernetes.client.exceptions.ApiException as exc:
+            if exc.status != 404:
+                failed.append({"name": name, "error": _pod_batch.api_message(exc)})
+    return failed
+
+
+def _unreachable(exc):
+    # The API guard's error (sitecustomize loads it under its own name, so match the class by name): the task fails.
+    return type(exc).__name__ == "APIUnreachableError"
+
+
+def finish(kubernetes, core, params, selector, summary):
+    """Read what the level judges, then delete the pods and ConfigMaps: {events, nodes, pods, reads, deleted, left,
+    delete_errors, left_nothing}."""
+    reads = read_all(api_caller(kubernetes, core.api_client), params["reads"], fatal=_unreachable)
+    events = pod_events(core, params["namespace"], summary.get("states"))
+    nodes = nodes_again(core, params["node_selector"]) if not summary.get("ok") and params["node_selector"] else []
+    listed, logs = _pod_batch.read_logs(kubernetes, core, params["namespace"], selector, workers=params["concurrency"],
+                                        request_timeout_s=LOG_REQUEST_TIMEOUT_S,
+                                        deadline_s=params["read_deadline_s"], limit_bytes=params["limit_bytes"])
+    gone = _pod_batch.delete_selected(core, params["namespace"], selector, workers=params["concurrency"],
+                                      wait_s=params["delete_wait_s"], names=listed)
+    errors = gone["failed"] + delete_config_maps(kubernetes, core, params["namespace"], params["config_maps"])
+    return {"events": events, "nodes": nodes, "pods": logs, "reads": reads, "deleted": gone["deleted"],
+            "left": gone["left"], "delete_errors": errors, "left_nothing": not gone["left"] and not errors}
+
+
+def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time):
+    """One attempt: start (first attempt), wait up to step_s, finish once settled or at deadline_at (epoch s).
+    Returns the module's result (see plugins/modules/probe_run.py RETURN)."""
+    t0 = time.monotonic()
+    selector = _pod_batch.selector_of(params["label_selectors"])
+    nothing = {"started": False, "created": [], "existing": []}
+    started = start(kubernetes, core, params) if params["definitions"] else nothing
+    list_pods, watch_pods = pod_calls(kubernetes, urllib3, core, params["namespace"], selector,
+                                      params["request_timeout_s"])
+
+    def judge(pods):
+        return pods_summary(pods, expected=params["expected"], grace_s=params["grace_s"], want="probes",
+                            start_timeout_s=params["start_timeout_s"])
+
+    left_s = max(0.0, params["deadline_at"] - now()) if params["deadline_at"] else params["step_s"]
+    seen = follow(list_pods, watch_pods, judge, min(params["step_s"], left_s), orphaned=orphaned)
+    summary = seen["summary"]
+    out = dict(started, changed=started["started"], resources=seen["pods"], summary=summary,
+               settled=bool(summary.get("settled")), step_s=params["step_s"],
+               requests={"lists": seen["lists"], "events": seen["events"], "judged": seen["judged"]})
+    out["finished"] = out["settled"] or bool(params["deadline_at"]) and now() >= params["deadline_at"]
+    if out["finished"] and not orphaned():
+        out.update(finish(kubernetes, core, params, selector, summary), changed=True)
+    out["elapsed_s"] = round(time.monotonic() - t0, 3)
+    return out
