@@ -109,9 +109,8 @@ def test_an_attempt_finishes_when_settled_or_at_the_deadline(monkeypatch, deadli
     monkeypatch.setattr(_probe_run, "pod_calls", lambda *a: (lambda: ([], "1"), lambda v, t: iter(())))
     monkeypatch.setattr(_probe_run, "pods_summary", lambda pods, **kw: {"settled": False, "ok": False, "states": []})
     monkeypatch.setattr(_probe_run, "finish", lambda *a: {"pods": [], "left_nothing": True})
-    out = _probe_run.run(KUBERNETES, None, FakeCore(), _params(definitions=[], label_selectors=["run=x"], expected=1,
-                                                                 grace_s=45, start_timeout_s=60, step_s=0,
-                                                                 deadline_at=deadline_at, request_timeout_s=5),
-                         now=lambda: now)
+    params = _params(definitions=[], label_selectors=["run=x"], expected=1, grace_s=45, start_timeout_s=60, step_s=0,
+                     deadline_at=deadline_at, request_timeout_s=5)
+    out = _probe_run.run(KUBERNETES, None, FakeCore(), params, now=lambda: now)
     assert out["finished"] is finished and out["settled"] is False
     assert ("left_nothing" in out) is finished
