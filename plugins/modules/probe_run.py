@@ -182,7 +182,7 @@ EXAMPLES = r"""
     deadline_at: "{{ now(utc=true).timestamp() + 1000 }}"
     node_selector: node.kubernetes.io/instance-type=p5.48xlarge
   register: probe
-  until: probe.finished | default(false)
+  until: probe.finished | default(false) or probe.start_failed | default(false)
   retries: 70
   delay: 1
 """
@@ -238,6 +238,12 @@ delete_errors:
   returned: when finished
   type: list
   elements: dict
+start_failed:
+  description:
+    - On a failed attempt, whether it failed while starting the pods (a refused create or lease, a missing
+      permission). Repeat the task only until this is true as well, since another attempt would fail alike.
+  returned: when the start failed
+  type: bool
 step_s:
   description: O(step_s), so that a progress line can tell the bound of a wait that repeats this call.
   returned: always
@@ -312,7 +318,11 @@ def main():
         # An interrupted run's worker is gone: stop within the watch's silence bound rather than step_s.
         module.exit_json(**_probe_run.run(kubernetes, urllib3, core, params, orphaned=orphan_check()))
     except _probe_run.StartRefused as exc:
-        module.fail_json(msg=str(exc), created=exc.result["created"], refused=exc.result["failed"])
+        module.fail_json(msg=str(exc), created=exc.result["created"], refused=exc.result["failed"], start_failed=True)
+    except _probe_run.StartFailed as exc:
+        cause = exc.__cause__
+        text = _pod_batch.api_message(cause) if isinstance(cause, kubernetes.client.exceptions.ApiException) else str(exc)
+        module.fail_json(msg="probe pods in namespace %s: %s" % (params["namespace"], text), start_failed=True)
     except CoreException as exc:
         module.fail_from_exception(exc)
     except kubernetes.client.exceptions.ApiException as exc:

@@ -42,6 +42,12 @@ class StartRefused(Exception):
         self.result = result
 
 
+class StartFailed(Exception):
+    """A call of the start (the lease, a ConfigMap) failed past the API guard's retries: a refusal (a missing
+    permission) or an API server that stayed away. The cause is the client's exception. Not worth another attempt:
+    the task ends on it (probe_run returns start_failed), where a failed wait is tried again."""
+
+
 def start(kubernetes, core, params):
     """Create the probe's ConfigMaps and pods under the run's lease, unless the first ConfigMap exists (an earlier
     attempt started them). Returns {started, created, existing}; raises StartRefused when a pod was refused."""
@@ -123,7 +129,12 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
     t0 = time.monotonic()
     selector = _pod_batch.selector_of(params["label_selectors"])
     nothing = {"started": False, "created": [], "existing": []}
-    started = start(kubernetes, core, params) if params["definitions"] else nothing
+    try:
+        started = start(kubernetes, core, params) if params["definitions"] else nothing
+    except StartRefused:
+        raise
+    except Exception as exc:  # pylint: disable=broad-except
+        raise StartFailed(str(exc)) from exc
     list_pods, watch_pods = pod_calls(kubernetes, urllib3, core, params["namespace"], selector,
                                       params["request_timeout_s"])
 

@@ -114,3 +114,24 @@ def test_an_attempt_finishes_when_settled_or_at_the_deadline(monkeypatch, deadli
     out = _probe_run.run(KUBERNETES, None, FakeCore(), params, now=lambda: now)
     assert out["finished"] is finished and out["settled"] is False
     assert ("left_nothing" in out) is finished
+
+
+def test_a_refused_start_ends_the_task_and_a_failed_wait_does_not(monkeypatch):
+    """A refusal while starting (a missing permission) fails alike on every attempt: run() says StartFailed, which the
+    module returns as start_failed (the task's until stops on it); an error while waiting propagates as it is."""
+    class Refusing(FakeCore):
+        def create_namespaced_config_map(self, namespace, body, **_kw):
+            raise ApiException(403)
+
+    params = _params(label_selectors=["run=x"], expected=1, grace_s=45, start_timeout_s=60, step_s=0, deadline_at=0,
+                     request_timeout_s=5)
+    with pytest.raises(_probe_run.StartFailed) as caught:
+        _probe_run.run(KUBERNETES, None, Refusing(), params)
+    assert isinstance(caught.value.__cause__, ApiException) and caught.value.__cause__.status == 403
+
+    def broken_list():
+        raise ApiException(500)
+
+    monkeypatch.setattr(_probe_run, "pod_calls", lambda *a: (broken_list, lambda v, t: iter(())))
+    with pytest.raises(ApiException):
+        _probe_run.run(KUBERNETES, None, FakeCore(), params)
