@@ -24,6 +24,9 @@ pytestmark = pytest.mark.faults
 FAST = {"validation_lease_margin_s": 120, "validation_problem_grace_s": 10, "validation_start_timeout_s": 60,
         "validation_example": "libero-10-openvlaoft"}
 CLEANUP_WITHIN_S = 30  # the bound: an interrupted run's objects are gone this long after the signal
+# Levels whose pods are their probe's: on the healthy sim a probe pod ends in a tenth of a second and its level in about
+# 3 s, so the test could miss them; scenario slow-probes makes each probe take 60 s, as on a real node.
+PROBE_LEVELS = ("l0", "l1", "l2", "l4")
 
 
 def _first_pod(core, batch, custom, run, timeout=240):
@@ -56,13 +59,20 @@ def test_an_interrupted_level_leaves_nothing_within_30_s(core, batch, custom, tm
                                                          via):
     # L6 evaluates the examples that have an `evaluation:` (inventories/sim: maniskill-openvlaoft, not FAST's)
     extra = dict(FAST, validation_example="maniskill-openvlaoft") if tags == "l6" else FAST
-    run = faultkit.Run(tmp_path, tags, extra, via=via)
-    runs.append(run)
-    run.start()
-    at = _first_pod(core, batch, custom, run)
-    assert faultkit.objects(core, batch, custom, run.run_id)
-    sent = run.signal(signum, group=group)
-    run.wait(60)
+    slow = tags in PROBE_LEVELS
+    if slow:
+        simkit.simctl("scenario", "slow-probes")
+    try:
+        run = faultkit.Run(tmp_path, tags, extra, via=via)
+        runs.append(run)
+        run.start()
+        at = _first_pod(core, batch, custom, run)
+        assert faultkit.objects(core, batch, custom, run.run_id)
+        sent = run.signal(signum, group=group)
+        run.wait(60)
+    finally:
+        if slow:
+            simkit.simctl("scenario", "healthy")
     left, took = faultkit.wait_gone(core, batch, custom, run.run_id, CLEANUP_WITHIN_S + 10)
     since_signal = time.monotonic() - sent
     faultkit.record("%s during %s%s" % (signal.Signals(signum).name, tags.upper(), " (%s)" % via if via else ""),
