@@ -62,9 +62,8 @@ options:
     description:
       - Once the logs are read, delete the pods O(label_selectors) selects (required then), with a grace period of
         0 (their GPUs are free at once), and wait up to O(delete_wait_s) until none is listed, as
-        M(rlstack.validation.pod_batch) with O(rlstack.validation.pod_batch#module:state=absent) does. Needs
-        C(delete) on C(pods).
-      - In the same call as the reads, so a probe level frees its GPUs without one more module run.
+        M(rlstack.validation.probe_run) does at its end. Needs C(delete) on C(pods).
+      - In the same call as the reads, so the pods' GPUs are free without one more module run.
     type: bool
     default: false
   delete_wait_s:
