@@ -221,8 +221,10 @@ class CallbackModule(DefaultCallbackModule):
         lines = []
         if isinstance(facts.get(LEVEL_FACT), dict) and "runner_level_gpu" in facts:
             lines += con.level_started(host, facts[LEVEL_FACT], now)
-        if isinstance(res.get("verdict"), dict) and res["verdict"].get("status"):
-            lines += con.verdict(host, res["verdict"], now)
+        # level_assert's verdict, or each row's of its loop (the examples of L5/L6, tasks/finish_level.yml)
+        for judged in [res] + [r for r in res.get("results") or [] if isinstance(r, dict)]:
+            if isinstance(judged.get("verdict"), dict) and judged["verdict"].get("status"):
+                lines += con.verdict(host, judged["verdict"], now)
         if "runner_stop" in facts and con.level_of(host):
             lines += con.level_done(host, now)
         # Phase 0 in this run stopped the expensive levels: said at once (a pass is the footer's line)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks, _example_rows
 
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _workloads
 from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _gpu_health
@@ -55,11 +55,11 @@ def job_log_checks(result, node, expect, name=None):
     return [dict(c, name=str(name)) for c in found] if name else found
 
 
-def eval_checks(result, node, expect):
-    result = _plain(result or {})
-    expect = dict(_plain(expect or {}), log_error=result.get("log_error"))
-    log = result.get("log") or ""
-    return _checks.l6_checks(log, result.get("state"), node, expect) + _checks.placement_checks(log, node, expect)
+def example_rows(examples, context):
+    try:
+        return _example_rows.example_rows(_plain(examples or []), _plain(context or {}))
+    except ValueError as exc:  # an unknown framework or a bad pattern: one sentence
+        raise AnsibleFilterError(str(exc)) from None
 
 
 def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
@@ -89,8 +89,11 @@ def dcgm_plan(level, nodes=None):
     return _gpu_health.dcgm_plan(int(level or 0), gpus)
 
 
-def watched_job(definition, described, mode):
-    return _workloads.watched_job(_plain(definition or {}), _plain(described or {}), str(mode))
+def watched_jobs(definitions, described, mode):
+    try:
+        return _workloads.watched_jobs(_plain(definitions or []), _plain(described or []), str(mode))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule:
@@ -105,10 +108,10 @@ class FilterModule:
             "l3_probe_checks": l3_probe_checks,
             "l4_checks": l4_checks,
             "job_log_checks": job_log_checks,
-            "eval_checks": eval_checks,
             "libero_config": libero_config,
             "host_job_results": host_job_results,
             "example_job": example_job,
-            "watched_job": watched_job,
+            "watched_jobs": watched_jobs,
+            "example_rows": example_rows,
             "dcgm_plan": dcgm_plan,
         }

@@ -27,10 +27,6 @@ def pods_summary(pods, expected=None, grace_s=None, want="running", start_timeou
                             start_timeout_s=_plain(start_timeout_s))
 
 
-def jobs_summary(jobs, pods=None, grace_s=None, workloads=None):
-    return k8s.jobs_summary(_plain(jobs), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
-
-
 def mpijob_state(mpijob, pods=None, grace_s=None, workloads=None):
     return k8s.mpijob_state(_plain(mpijob), _plain(pods or []), grace_s=_grace(grace_s), workloads=_plain(workloads))
 
@@ -43,11 +39,6 @@ def efa_request(nodes, device_classes=None):
 def admission_summary(objs, workloads=None, grace_s=None):
     """Jobs/MPIJobs that Kueue holds suspended: settled once all run or one stayed suspended past grace_s."""
     return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=_grace(grace_s))
-
-
-def job_results(jobs, states, logs=None, stopped=None, gone=None):
-    return k8s.job_results(_plain(jobs or []), _plain(states or []), _plain(logs or []), _plain(stopped or {}),
-                           _plain(gone or {}))
 
 
 def gpu_nodes(nodes, transport="kubernetes", host=None):
@@ -132,7 +123,6 @@ class FilterModule:
             "pods_summary": pods_summary,
             "admission_summary": admission_summary,
             "efa_request": efa_request,
-            "jobs_summary": jobs_summary,
             "mpijob_state": mpijob_state,
             "probe_output": probe_output,
             "probe_command": probe_command,
@@ -142,7 +132,6 @@ class FilterModule:
             "label_value": label_value,
             "validation_plan": validation_plan,
             "validation_survey": validation_survey,
-            "job_results": job_results,
             "gpu_nodes": gpu_nodes,
             "daemonset_summary": daemonset_summary,
             "limit": limit,

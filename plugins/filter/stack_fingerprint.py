@@ -44,7 +44,7 @@ EXAMPLES = r"""
 - name: Describe what Phase 0 proved
   ansible.builtin.set_fact:
     phase0_efa_fingerprint: >-
-      {{ phase0_efa_nccl_tests_image | rlstack.validation.stack_fingerprint(_runner_mpijob_pods.resources,
+      {{ phase0_efa_nccl_tests_image | rlstack.validation.stack_fingerprint(runner_nccl_pods,
          runner_nccl_facts, runner_mpijob_result.log, runner_nccl_nodes) }}
 """
 

@@ -168,12 +168,12 @@ def api_client_for(auth):
 
 
 def scratch_files(host, run_id, tmpdir=None):
-    """The controller files a run keeps between its tasks, which its own end removes: job_watch's state
+    """The controller files a run keeps between its tasks, which its own end removes: job_run's state
     (roles/runner/tasks/jobs.yml) and the API guard's record (playbooks/vars/api_bounds.yml), both named
     rlstack-<what>-<host>-<run id>... in $TMPDIR with every other character made '_'."""
     folder = glob.escape(tmpdir or os.environ.get("TMPDIR") or "/tmp")
     stem = glob.escape(re.sub(r"[^A-Za-z0-9_.-]", "_", "%s-%s" % (host, run_id)))
-    return sorted(glob.glob(os.path.join(folder, "rlstack-job-watch-%s-*.json" % stem))
+    return sorted(glob.glob(os.path.join(folder, "rlstack-job-run-%s-*.json" % stem))
                   + glob.glob(os.path.join(folder, "rlstack-api-%s" % stem)))
 
 

@@ -399,7 +399,7 @@ def test_a_job_deleted_mid_wait_is_named(core, batch, custom, tmp_path, runs):
                     message=(level.get("reason") or "")[:300], seconds_to_verdict=round(run.ended - deleted_at, 1),
                     objects_left=len(left))
     assert rc != 0 and level.get("status") == "FAIL", run.log()[-3000:]
-    # named as a deletion (job_watch's `gone`), not as a Job that "did not finish within the wait" at its 60 s bound
+    # named as a deletion (job_run's `gone`), not as a Job that "did not finish within the wait" at its 60 s bound
     assert "deleted while the level waited on it" in json.dumps(level), json.dumps(level)[:3000]
     assert run.ended - deleted_at < 45, run.ended - deleted_at
     assert not left

@@ -6,7 +6,7 @@ example-p5 style), with the access given only one way each: KUBECONFIG, K8S_AUTH
 collection's AWX credential type injects it), ~/.kube/config, and validation_kubeconfig. HOME is a temp dir, so
 no ~/.kube/config of the machine is read, and no other K8S_AUTH_* or KUBECONFIG is left in the environment.
 Before the fix, every way but validation_kubeconfig stopped in the plan ("'validation_kubeconfig' is
-undefined"), and past that, job_watch ignored K8S_AUTH_KUBECONFIG. About 40 s each."""
+undefined"), and past that, job_watch (now job_run) ignored K8S_AUTH_KUBECONFIG. About 40 s each."""
 from __future__ import annotations
 
 import json

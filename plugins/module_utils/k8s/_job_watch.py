@@ -2,19 +2,17 @@
 # Copyright (c) rlstack.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The wait on the L5/L6 Jobs (rlstack.validation.job_watch), in bounded steps as the probe wait
-(_pod_wait.follow) is: the runner repeats a step of `step_s` seconds in an `until` loop, so the progress line
-(plugins/plugin_utils/_progress.py describe(): `resources` are the Jobs' pods, `step_s` the step) says how many
-pods run, and an interrupted run's module ends within a round.
+"""What the wait on the L5/L6 Jobs does besides following their pods (rlstack.validation.job_run follows them
+with a watch, _pod_wait.follow, and judges each look with Rounds; _job_run.py).
 
-On each round: list the Jobs' pods, read the log of each running or finished head pod (completion index 0 or
-none) of a Job whose framework prints a step counter, and delete at once a Running Job whose log shows that its
-override did not take effect (_frameworks.overrun: its GPUs are freed); name a Job of the run that disappeared
-without this watch deleting it (someone else did) at once; stop when every Job's pod finished or cannot run
-(_k8s_status.pods_summary, "finished"), at the end of the step, or at `timeout_s` from the first step.
+On each look (at most every poll_s): read the log of each running or finished head pod (completion index 0 or none)
+of a Job whose framework prints a step counter, and delete at once a Running Job whose log shows that its override
+did not take effect (_frameworks.overrun: its GPUs are freed); name a Job of the run that disappeared without this
+watch deleting it (someone else did); settled when every Job's pod finished or cannot run
+(_k8s_status.pods_summary, "finished").
 
-What the steps share (when the watch began, the Jobs it stopped, the Jobs it found gone) lives in a small JSON
-file on the controller (`state_file`), removed when the watch ends; without it one call is the whole watch.
+What the steps of the wait share (when it began, the Jobs it stopped, the Jobs it found gone) lives in a small JSON
+file on the controller (`state_file`), removed when the wait ends; without it one call is the whole wait.
 Standard library only: the module passes in the calls that reach the API server.
 """
 
@@ -26,14 +24,15 @@ import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _frameworks
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import strip
 
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 def new_state(now):
-    return {"started": now, "stopped": {}, "gone": {}}
+    """started: when the wait began; created: its objects were created (a later attempt creates nothing, also when one
+    of them was deleted meanwhile); stopped, gone: the Jobs the wait stopped, the Jobs someone else deleted."""
+    return {"started": now, "created": False, "stopped": {}, "gone": {}}
 
 
 def load_state(path, now):
@@ -47,7 +46,7 @@ def load_state(path, now):
         return new_state(now)
     if not isinstance(state, dict) or not isinstance(state.get("started"), (int, float)):
         return new_state(now)
-    return dict(new_state(now), **{k: state[k] for k in ("started", "stopped", "gone") if k in state})
+    return dict(new_state(now), **{k: state[k] for k in ("started", "created", "stopped", "gone") if k in state})
 
 
 def save_state(path, state, ended):
@@ -85,46 +84,43 @@ def head_pods_to_read(pods, watched, stopped):
     return out
 
 
-def watch(cluster, jobs, timeout_s, grace_s, poll_s, step_s=0, state=None, clock=time.time, sleep=time.sleep,
-          orphaned=lambda: False):
-    """One step of the watch (the whole watch when step_s is 0).
+class Rounds:
+    """The watch's work on each look at the Jobs' pods: read the log of each running or finished head pod of a Job
+    whose framework prints a step counter and delete at once a Running Job whose log shows that its override did
+    not take effect; name a Job of the run that disappeared without this watch deleting it (someone else did); say
+    whether every Job's pod finished or cannot run. `state` ({started, stopped, gone}) is what the steps share.
 
-    cluster: list_pods() -> [pod dict], read_log(pod name) -> str or None (unreadable), delete_job(name),
-    job_names() -> the names of the run's Jobs that exist now. jobs: [{name, framework, mode, launched}].
-    Returns {settled, timed_out, stopped, gone, resources (the Jobs' pods, managedFields left out), elapsed_s
-    (since the first step), step_s, state}. Raises ValueError for an unknown framework."""
-    contracts = {j["name"]: _frameworks.contract(j["framework"]) for j in jobs}
-    state = state or new_state(clock())
-    stopped, gone, started = state["stopped"], state["gone"], state["started"]
-    watched = {j["name"]: j for j in jobs if contracts[j["name"]].get("step_patterns")}
-    names = [j["name"] for j in jobs]
-    step_start = clock()
-    settled = timed_out = False
-    pods = []
-    while True:
-        pods = [strip(p) for p in cluster.list_pods()]
-        for job, pod_name, phase in head_pods_to_read(pods, watched, stopped):
-            log = cluster.read_log(pod_name)
+    cluster: read_log(pod name) -> str or None (unreadable), delete_job(name), job_names() -> the names of the run's
+    Jobs that exist now. jobs: [{name, framework, mode, launched}]. Raises ValueError for an unknown framework."""
+
+    def __init__(self, cluster, jobs, grace_s, state, clock=time.time):
+        self.cluster, self.jobs, self.grace_s, self.state, self.clock = cluster, jobs, grace_s, state, clock
+        self.contracts = {j["name"]: _frameworks.contract(j["framework"]) for j in jobs}
+        self.watched = {j["name"]: j for j in jobs if self.contracts[j["name"]].get("step_patterns")}
+
+    def look(self, pods):
+        """One look at the pods (managedFields left out): stop what overran, name what is gone; True when settled."""
+        stopped, gone, started = self.state["stopped"], self.state["gone"], self.state["started"]
+        for job, pod_name, phase in head_pods_to_read(pods, self.watched, stopped):
+            log = self.cluster.read_log(pod_name)
             if log is None:
                 continue
-            spec = watched[job]
-            found = _frameworks.overrun(log, contracts[job], spec.get("mode") or "train", spec.get("launched") or {})
+            spec = self.watched[job]
+            found = _frameworks.overrun(log, self.contracts[job], spec.get("mode") or "train",
+                                        spec.get("launched") or {})
             if found and phase == "Running":
-                cluster.delete_job(job)
-                stopped[job] = dict(found, log=log, seen_after_s=round(clock() - started, 1))
+                self.cluster.delete_job(job)
+                stopped[job] = dict(found, log=log, seen_after_s=round(self.clock() - started, 1))
         # A Job of this run that is gone and that this watch did not delete was deleted by someone else (a
         # cleanup script, another run's cleanup): its pods go with it, so without this the wait ran to its bound.
-        for name in _k8s_status.jobs_gone(names, cluster.job_names(), stopped, gone):
-            gone[name] = {"seen_after_s": round(clock() - started, 1)}
-        ended = set(stopped) | set(gone)
+        names = [j["name"] for j in self.jobs]
+        for name in _k8s_status.jobs_gone(names, self.cluster.job_names(), stopped, gone):
+            gone[name] = {"seen_after_s": round(self.clock() - started, 1)}
+        return self.settled(pods)
+
+    def settled(self, pods):
+        """Whether every Job not stopped or gone has a pod that finished or cannot run (pods_summary, "finished")."""
+        ended = set(self.state["stopped"]) | set(self.state["gone"])
         left = [p for p in pods if _labels(p).get(JOB_NAME_LABEL) not in ended]
-        expected = len(jobs) - len(ended)
-        settled = expected == 0 or _k8s_status.pods_summary(left, expected, grace_s, "finished")["settled"]
-        now = clock()
-        timed_out = not settled and now - started >= timeout_s
-        if settled or timed_out or (step_s and now - step_start >= step_s) or orphaned():
-            break
-        sleep(max(0.0, min(poll_s, timeout_s - (now - started))))
-    return {"settled": settled, "timed_out": timed_out, "stopped": stopped, "gone": gone,
-            "resources": sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or ""),
-            "elapsed_s": round(clock() - started, 1), "step_s": step_s or timeout_s, "state": state}
+        expected = len(self.jobs) - len(ended)
+        return expected == 0 or _k8s_status.pods_summary(left, expected, self.grace_s, "finished")["settled"]

@@ -561,12 +561,12 @@ def daemonset_summary(results):
 def jobs_gone(names, present, stopped, gone):
     """The Jobs of `names` (the runner created every one before the watch began, and a list reads them back
     consistently) that are not `present` now, that the watch did not stop itself and did not already record as
-    gone: deleted by someone else (rlstack.validation.job_watch)."""
+    gone: deleted by someone else (rlstack.validation.job_run)."""
     return [n for n in names if n not in present and n not in stopped and n not in gone]
 
 
 def gone_job_state(seen_after_s=None):
-    """The state of a Job someone else deleted while the level waited on it (job_watch's `gone`), or, without
+    """The state of a Job someone else deleted while the level waited on it (job_run's `gone`), or, without
     seen_after_s, after the wait and before the run read its outcome (the run's renewed lease running out: the
     garbage collector deletes the Jobs of a run whose lease Job failed)."""
     when = ("while the level waited on it, %s s into the wait," % seen_after_s if seen_after_s is not None
@@ -584,9 +584,9 @@ def job_results(jobs, states, logs, stopped=None, gone=None):
     `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the `pods` of
     rlstack.validation.pod_logs over a pod of each Job (its Job by the pod's job-name label; an entry with
     `item.name`, a loop of kubernetes.core.k8s_log, is read too); `stopped`
-    the rlstack.validation.job_watch module's {Job name: {log, seen_after_s}} of the Jobs it deleted
+    the rlstack.validation.job_run module's {Job name: {log, seen_after_s}} of the Jobs it deleted
     because their log showed the run going past its one step (their state is "Stopped", their log the one
-    the watch read); `gone` job_watch's {Job name: {seen_after_s}} of the Jobs someone else deleted (their
+    the watch read); `gone` job_run's {Job name: {seen_after_s}} of the Jobs someone else deleted (their
     state names the deletion, gone_job_state). A Job the API did not return after the wait was deleted then (the
     runner created every one before the wait): gone_job_state too; a Job without a pod gets the log_error that
     says so. Each log comes back redacted: the values of the Job's own

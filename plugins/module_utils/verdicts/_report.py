@@ -215,6 +215,17 @@ def run_cost(rows, prices=None, phase0_compare=None):
     return cost
 
 
+# The columns a price line of the console's footer fits in, its price source cut to fit (a 120-column terminal wrapped
+# it; the report's HTML and JSON keep the whole source).
+FOOTER_WIDTH = 120
+
+
+def _fit(text, width):
+    """`text` cut to `width` characters (at least 12), ending in "..." when cut."""
+    width = max(width, 12)
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
 def cost_lines(cost):
     """The cost footer of the table (GPU time, money per instance type, Phase 0), as lines."""
     if not cost or not cost.get("gpu_seconds"):
@@ -231,10 +242,10 @@ def cost_lines(cost):
         if info["price_per_gpu_hour_usd"] is None:
             lines.append("  %s: %.1f GPU-min, %s" % (itype, info["gpu_minutes"] or 0.0, info["source"]))
             continue
-        source = info["source"] if len(info["source"]) <= 70 else info["source"][:67] + "..."
-        lines.append("  %s: %.1f GPU-min x $%.4f/GPU-h = %s (%s%s)" % (
-            itype, info["gpu_minutes"] or 0.0, info["price_per_gpu_hour_usd"], _cost.usd(info["usd"]), source,
-            ", " + str(info["as_of"]) if info["as_of"] else ""))
+        head = "  %s: %.1f GPU-min x $%.4f/GPU-h = %s" % (
+            itype, info["gpu_minutes"] or 0.0, info["price_per_gpu_hour_usd"], _cost.usd(info["usd"]))
+        as_of = ", " + str(info["as_of"]) if info["as_of"] else ""
+        lines.append("%s (%s%s)" % (head, _fit(info["source"], FOOTER_WIDTH - len(head) - len(as_of) - 3), as_of))
     phase0 = cost.get("phase0")
     if phase0:
         expensive = phase0["expensive"]

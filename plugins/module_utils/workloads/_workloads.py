@@ -119,13 +119,39 @@ def host_job_result(result):
             "log": run.get("log") or "", "log_error": "", "duration_s": run.get("duration_s")}
 
 
+# The port the head of a multi-node Job listens on for its workers (Ray's GCS, the default of templates/job.yml.j2's
+# worker command `ray start --address=$RLSTACK_HEAD_ADDRESS:6379`).
+HEAD_PORT = {"name": "ray", "port": 6379}
+
+
+def head_service(definition):
+    """The headless Service a multi-node (Indexed) Job's workers find its head by: the Job's name, labels and owner;
+    None for a single-pod Job."""
+    if "completionMode" not in ((definition or {}).get("spec") or {}):
+        return None
+    meta = definition.get("metadata") or {}
+    service_meta = {k: meta[k] for k in ("name", "namespace", "labels", "ownerReferences") if k in meta}
+    return {"apiVersion": "v1", "kind": "Service", "metadata": service_meta,
+            "spec": {"clusterIP": "None", "selector": {"batch.kubernetes.io/job-name": meta.get("name")},
+                     "ports": [dict(HEAD_PORT)]}}
+
+
+def watched_jobs(definitions, described, mode):
+    """What the runner's jobs.yml takes for each example's Job: [{name, definition, service, efa, watch}], where
+    `definitions` are the rendered Jobs (templates/jobs.yml.j2), `described` the level description's entries
+    ({name, example, job}) in the same order and `mode` train or eval; `service` is the head Service of a multi-node
+    Job (None otherwise), `watch` what job_run needs to stop the Job when its log shows the override did not take
+    effect."""
+    if len(definitions) != len(described):
+        raise ValueError("watched_jobs: %d Jobs rendered for %d examples" % (len(definitions), len(described)))
+    return [watched_job(definition, entry, mode) for definition, entry in zip(definitions, described)]
+
+
 def watched_job(definition, described, mode):
-    """What the runner's jobs.yml takes for one example's Job: {name, definition, efa, watch}, where `definition` is
-    the rendered Job (templates/job.yml.j2), `described` the example's entry of the level's description ({name,
-    example, job}) and `mode` train or eval; `watch` is what job_watch needs to stop the Job when its log shows the
-    override did not take effect."""
+    """One entry of watched_jobs."""
     job = described.get("job") or {}
-    return {"name": described.get("name"), "definition": definition, "efa": int(job.get("efa") or 0),
+    return {"name": described.get("name"), "definition": definition, "service": head_service(definition),
+            "efa": int(job.get("efa") or 0),
             "watch": {"name": ((definition or {}).get("metadata") or {}).get("name"),
                       "framework": (described.get("example") or {}).get("framework") or "custom",
-                      "mode": mode, "launched": job.get("launched")}}
+                      "mode": mode, "launched": job.get("launched") or {}}}

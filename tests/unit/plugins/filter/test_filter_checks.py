@@ -16,7 +16,7 @@ from filter_helpers import tagged
 
 REPO = Path(__file__).resolve().parents[4]
 PROBES = REPO / "sim" / "replay" / "probes"
-NAMES = {"watched_job", "l0_checks", "l0_reads", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "eval_checks",
+NAMES = {"watched_jobs", "l0_checks", "l0_reads", "l1_checks", "l2_checks", "l3_probe_checks", "l4_checks", "job_log_checks", "example_rows",
          "example_job", "dcgm_plan", "libero_config", "host_job_results"}
 
 
@@ -77,14 +77,34 @@ def test_per_node_filters_sort_by_node(convert):
     assert l4[0]["actual"] == "prompts_for_input"
 
 
-def test_job_log_and_eval_checks_filters_pass_the_log_error():
+def test_job_log_checks_filter_passes_the_log_error():
     result = tagged({"log": "", "log_error": "pods \"x\" not found", "state": {"complete": True, "settled": True}})
     checks = checks_filter.job_log_checks(result, "p5-node-1", {"success_markers": ["TRAINING_STEP_TEST_PASSED"]})
     assert [(c["name"], c["fail_msg"]) for c in checks] == [("job", ""), ("log", 'pods "x" not found')]
-    evaluation = checks_filter.eval_checks(tagged({"log": "eval/libero_10/success_rate: 0.9\n", "state": {"complete": True}}), "n",
-                                           {"floor": "0.5"})
-    assert [(c["name"], c["actual"]) for c in evaluation] == [("job", "Complete"), ("success_rate:eval/libero_10/success_rate", 0.9)]
     assert checks_filter.job_log_checks(None, "", None)[0]["actual"] == "unknown"
+
+
+def context(**kw):
+    out = {"level": {"id": "l6_evaluation", "name": "Evaluation"}, "mode": "eval", "floor": 0.5,
+           "error_patterns": ["Traceback"], "results": {}, "run": {}, "jobs": [],
+           "gpu_nodes": [{"node": "n1", "instance_type": "p5.48xlarge"}], "node_selector": "role=gpu",
+           "check_mode": False}
+    out.update(kw)
+    return tagged(out)
+
+
+def test_example_rows_filter_judges_each_example_on_its_own_job_and_skips_what_does_not_fit():
+    examples = tagged([{"name": "libero", "framework": "custom"}, {"name": "big", "nodes": 2, "framework": "custom"}])
+    results = {"libero": {"log": "eval/libero_10/success_rate: 0.9\n", "log_error": "", "state": {"complete": True}}}
+    rows = checks_filter.example_rows(examples, context(results=results))
+    assert [(r["id"], r["name"]) for r in rows] == [("l6_evaluation/libero", "Evaluation: libero"),
+                                                    ("l6_evaluation/big", "Evaluation: big")]
+    assert [(c["name"], c["actual"]) for c in rows[0]["checks"]] == [
+        ("job", "Complete"), ("log_errors", []), ("success_rate:eval/libero_10/success_rate", 0.9)]
+    assert (rows[0]["skip_reason"], rows[1]["skip_reason"]) == ("", "needs 2 GPU nodes, the cluster has 1 matching role=gpu")
+    assert rows[0]["gpu"][0]["gpu_seconds"] == 0  # no pod of a Job named "-"
+    assert checks_filter.example_rows(examples[:1], context(check_mode=True))[0]["skip_reason"] == (
+        "check mode: no Jobs are started")
 
 
 def test_job_log_checks_names_every_check_after_the_nccl_launcher_when_asked():

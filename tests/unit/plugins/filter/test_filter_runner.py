@@ -16,8 +16,8 @@ from ansible_collections.rlstack.validation.plugins.filter import runner
 from filter_helpers import tagged
 
 LEVELS = _levels.levels()
-NAMES = {"pods_summary", "jobs_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
-         "validation_survey", "admission_summary", "efa_request", "job_results",
+NAMES = {"pods_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
+         "validation_survey", "admission_summary", "efa_request",
          "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
          "probe_command", "probe_results", "probe_pods"}
 
@@ -86,10 +86,7 @@ def test_dns_label_and_label_value_filters_accept_text_lengths():
     assert runner.label_value(trust_as_template("l5_training_step/libero-pi0")) == "l5_training_step.libero-pi0"
 
 
-def test_job_filters():
-    job = tagged({"metadata": {"name": "j"}, "status": {"conditions": [{"type": "Complete", "status": "True"}]}})
-    summary = runner.jobs_summary([job], [])
-    assert summary["settled"] is True
+def test_mpijob_state_filter():
     mpijob = tagged({"metadata": {"name": "m"}, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}})
     assert runner.mpijob_state(mpijob)["complete"] is True
 
@@ -116,7 +113,6 @@ def test_admission_summary_and_states_take_tagged_workloads():
                                                     "message": "couldn't assign flavors"}]}}])
     summary = runner.admission_summary([job], workloads, 45)
     assert summary["settled"] and "couldn't assign flavors" in summary["problems"][0]["problem"]["message"]
-    assert runner.jobs_summary([job], [], 45, workloads)["settled"]
     assert runner.mpijob_state(job, [], 45, None)["settled"]
 
 
@@ -128,7 +124,7 @@ def test_grace_defaults_to_the_limit_and_bad_text_is_a_filter_error(monkeypatch)
     runner.pods_summary([], 1, trust_as_template("60"))
     assert seen == [45.0, 60.0]
     with pytest.raises(AnsibleFilterError, match="grace period must be a number"):
-        runner.jobs_summary([], [], "a while")
+        runner.mpijob_state({}, [], "a while")
 
 
 def test_limit_and_job_deadline_filters():
@@ -139,16 +135,6 @@ def test_limit_and_job_deadline_filters():
     assert runner.job_deadline_s(None) == 3600
     with pytest.raises(AnsibleFilterError, match="number of seconds"):
         runner.job_deadline_s("soon")
-
-
-def test_job_results_filter_on_tagged_values():
-    jobs = tagged([{"name": "a", "definition": {"metadata": {"name": "ka"}}}])
-    states = tagged([{"name": "ka", "settled": True, "complete": True, "failed": False, "pods": [], "problems": []}])
-    logs = tagged([{"item": {"name": "ka"}, "log": "ok\n", "failed": False}])
-    out = runner.job_results(jobs, states, logs)
-    assert out == {"a": {"state": states[0], "log": "ok\n", "log_error": ""}}
-    assert exact_types(out)
-    assert runner.job_results(jobs, states)["a"]["log_error"].startswith("no pod of the Job")
 
 
 def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():

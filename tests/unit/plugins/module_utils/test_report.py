@@ -195,7 +195,7 @@ def test_cost_in_the_footer_json_and_junit():
     # 80 GPU-min of p5 at 39.33/8 per GPU-hour = 6.555; 4 GPU-min of g6 at 2.0144 per GPU-hour = 0.1343
     assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69 at the prices below"
     assert footer[1].startswith("  g6.8xlarge: 4.0 GPU-min x $2.0144/GPU-h = $0.1343 (AWS EC2 On-Demand")
-    assert footer[1].endswith(", 2025)")
+    assert footer[1].endswith("..., 2025)") and len(footer[1]) == r.FOOTER_WIDTH  # the source cut to fit
     assert footer[2] == ("  p5.48xlarge: 80.0 GPU-min x $4.9162/GPU-h = $6.55 (capacity block us-east-1, 2026-11-30)")
     # the same 120 s on 2 x p5en.48xlarge at 63.296/h
     assert footer[3] == "Phase 0 PASS: $0.1343 on g6.8xlarge; the same 120s on 2 x p5en.48xlarge would have cost $4.22"
