@@ -279,8 +279,8 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_run, _pod_batch
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._diagnose import api_error_text
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import orphan_check
 
 try:
@@ -326,26 +326,14 @@ def main():
     params = module.params
     if not _pod_batch.selector_of(params["label_selectors"]):
         module.fail_json(msg=_pod_batch.NO_SELECTOR % ("job_run", params["namespace"]))
-    try:
+
+    def call():
         core = pooled_core_api(kubernetes, get_api_client(module=module), params["concurrency"])
         # An interrupted run's worker is gone: stop within the watch's silence bound rather than step_s.
-        module.exit_json(**_job_run.run(kubernetes, urllib3, core, params, orphaned=orphan_check()))
-    except _job_run.StartFailed as exc:
-        cause = exc.__cause__
-        text = _pod_batch.api_message(cause) if isinstance(cause, kubernetes.client.exceptions.ApiException) else str(exc)
-        module.fail_json(msg="starting the Jobs in namespace %s: %s" % (params["namespace"], text), start_failed=True)
-    except ValueError as exc:  # an unknown framework
-        module.fail_json(msg=str(exc))
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    except kubernetes.client.exceptions.ApiException as exc:
-        module.fail_json(msg="waiting on the Jobs in namespace %s: %s"
-                         % (params["namespace"], api_error_text(exc.status, exc.reason, exc.body)))
-    except Exception as exc:  # pylint: disable=broad-except
-        # The API guard's one sentence (sitecustomize loads it under its own name, so match the class by name).
-        if type(exc).__name__ != "APIUnreachableError":
-            raise
-        module.fail_json(msg=str(exc))
+        return _job_run.run(kubernetes, urllib3, core, params, orphaned=orphan_check())
+
+    # (a ValueError is an unknown framework: its sentence)
+    end(module, kubernetes, CoreException, call, "the Jobs in namespace %s" % params["namespace"])
 
 
 if __name__ == "__main__":

@@ -120,6 +120,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end, unreachable
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import (
     KindNotServed, api_caller, collection_path, delete_options, remove)
 
@@ -141,11 +142,6 @@ def argspec():
         workers=dict(type="int", default=16),
     )
     return spec
-
-
-def _unreachable(exc):
-    # The API guard's error (sitecustomize loads it under its own name, so match the class by name).
-    return type(exc).__name__ == "APIUnreachableError"
 
 
 def execute(module, api_client):
@@ -188,22 +184,19 @@ def execute(module, api_client):
         return {"changed": bool(left), "deleted": {}, "left": left, "not_served": not_served, "errors": errors,
                 "timed_out": False, "elapsed_s": 0.0}
     out = remove(kinds, list_names, delete, timeout_s=params["wait_timeout_s"], poll_s=params["poll_s"],
-                 workers=params["workers"], fatal=_unreachable)
+                 workers=params["workers"], fatal=unreachable)
     out["changed"] = bool(out["deleted"])
     return out
 
 
 def main():
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
-    try:
+
+    def call():
         core = pooled_core_api(kubernetes, get_api_client(module=module), module.params["workers"])
-        module.exit_json(**execute(module, core.api_client))
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    except Exception as exc:  # pylint: disable=broad-except
-        if not _unreachable(exc):
-            raise
-        module.fail_json(msg=str(exc))
+        return execute(module, core.api_client)
+
+    end(module, kubernetes, CoreException, call, "deleting in namespace %s" % module.params["namespace"])
 
 
 if __name__ == "__main__":

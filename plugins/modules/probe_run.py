@@ -263,6 +263,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch, _probe_run
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import orphan_check
 
 try:
@@ -313,25 +314,13 @@ def main():
         module.fail_json(msg=_pod_batch.NO_SELECTOR % ("probe_run", params["namespace"]))
     if params["definitions"] and not params["config_maps"]:
         module.fail_json(msg="probe_run needs config_maps with definitions: the first ConfigMap marks the start")
-    try:
+
+    def call():
         core = pooled_core_api(kubernetes, get_api_client(module=module), params["concurrency"])
         # An interrupted run's worker is gone: stop within the watch's silence bound rather than step_s.
-        module.exit_json(**_probe_run.run(kubernetes, urllib3, core, params, orphaned=orphan_check()))
-    except _probe_run.StartRefused as exc:
-        module.fail_json(msg=str(exc), created=exc.result["created"], refused=exc.result["failed"], start_failed=True)
-    except _probe_run.StartFailed as exc:
-        cause = exc.__cause__
-        text = _pod_batch.api_message(cause) if isinstance(cause, kubernetes.client.exceptions.ApiException) else str(exc)
-        module.fail_json(msg="probe pods in namespace %s: %s" % (params["namespace"], text), start_failed=True)
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    except kubernetes.client.exceptions.ApiException as exc:
-        module.fail_json(msg="probe pods in namespace %s: %s" % (params["namespace"], _pod_batch.api_message(exc)))
-    except Exception as exc:  # pylint: disable=broad-except
-        # The API guard's one sentence (sitecustomize loads it under its own name, so match the class by name).
-        if type(exc).__name__ != "APIUnreachableError":
-            raise
-        module.fail_json(msg=str(exc))
+        return _probe_run.run(kubernetes, urllib3, core, params, orphaned=orphan_check())
+
+    end(module, kubernetes, CoreException, call, "probe pods in namespace %s" % params["namespace"])
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def collect(to_render, rendered, inline, namespace, owner, provided_env=()):
     """The manifests for rlstack.validation.manifest_lint: the inline objects, then each rendered template
     (a ConfigMap gets the rendered labels and its data files; an MPIJob comes with the ConfigMap of its name
     that holds its ranks' script; a multi-node Job is preceded on a real run by
-    the headless Service runner/tasks/jobs.yml creates, so it is added here too)."""
+    the headless Service runner/tasks/jobs_kubernetes.yml creates, so it is added here too)."""
     out = list(inline or [])
     for item, result in zip(to_render or [], rendered or []):
         if item.get("configmap"):

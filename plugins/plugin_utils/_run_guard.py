@@ -169,7 +169,7 @@ def api_client_for(auth):
 
 def scratch_files(host, run_id, tmpdir=None):
     """The controller files a run keeps between its tasks, which its own end removes: job_run's state
-    (roles/runner/tasks/jobs.yml) and the API guard's record (playbooks/vars/api_bounds.yml), both named
+    (roles/runner/tasks/jobs_kubernetes.yml) and the API guard's record (playbooks/vars/api_bounds.yml), both named
     rlstack-<what>-<host>-<run id>... in $TMPDIR with every other character made '_'."""
     folder = glob.escape(tmpdir or os.environ.get("TMPDIR") or "/tmp")
     stem = glob.escape(re.sub(r"[^A-Za-z0-9_.-]", "_", "%s-%s" % (host, run_id)))

@@ -26,6 +26,7 @@ import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_watch, _pod_batch
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import job_results, jobs_summary
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import collection_path, delete_options
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls, strip
 
@@ -37,12 +38,6 @@ EMPTY_LOG_WAIT_S = 3.0
 REREAD_S = 0.25
 # The scheduler's record of where each pod ran: multi-node Jobs' workers may be gone by the end (successPolicy).
 SCHEDULED_EVENTS = "reason=Scheduled,involvedObject.kind=Pod"
-
-
-class StartFailed(Exception):
-    """A call of the start (the lease, a Service, a Job) failed past the API guard's retries: a refusal (quota,
-    PodSecurity, an admission webhook, a missing permission) or an API server that stayed away. The cause is the
-    client's exception. Not worth another attempt: the task ends on it (job_run returns start_failed)."""
 
 
 class Cluster:

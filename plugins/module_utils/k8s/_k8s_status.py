@@ -579,7 +579,7 @@ def gone_job_state(seen_after_s=None):
 
 
 def job_results(jobs, states, logs, stopped=None, gone=None):
-    """{job name: {state, log, log_error}} for the runner's Jobs (runner/tasks/jobs.yml).
+    """{job name: {state, log, log_error}} for the runner's Jobs (runner/tasks/jobs_kubernetes.yml).
 
     `jobs` are the runner's [{name, definition}]; `states` the `states` of jobs_summary(); `logs` the `pods` of
     rlstack.validation.pod_logs over a pod of each Job (its Job by the pod's job-name label; an entry with

@@ -24,6 +24,7 @@ import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_run
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import mpijob_state, pods_summary
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls, strip
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
 
@@ -113,7 +114,7 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
         _pod_batch.extend_lease(kubernetes, core, params["namespace"], params["lease"])
         started = _job_run.create_objects(kubernetes, core.api_client, params["namespace"], params["objects"])
     except Exception as exc:  # pylint: disable=broad-except
-        raise _job_run.StartFailed(str(exc)) from exc
+        raise StartFailed(str(exc)) from exc
     out = {"started": started, "changed": started, "name": name, "step_s": params["step_s"], "finished": False,
            "settled": False, "timed_out": False, "resources": []}
     if params["wait"]:

@@ -22,6 +22,7 @@ import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import pods_summary
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed, unreachable
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import api_caller
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import read_all
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls
@@ -34,18 +35,13 @@ LOG_REQUEST_TIMEOUT_S = 30
 HIDDEN_NODE_FIELDS = ("managedFields",)
 
 
-class StartRefused(Exception):
-    """The API server refused a probe pod (quota, PodSecurity, an admission webhook, a permission): its sentence."""
+class StartRefused(StartFailed):
+    """The API server refused a probe pod (quota, PodSecurity, an admission webhook, a permission): its sentence, with
+    the pods created and refused (returned with the failure)."""
 
     def __init__(self, message, result):
-        super().__init__(message)
+        super().__init__(message, {"created": result["created"], "refused": result["failed"]})
         self.result = result
-
-
-class StartFailed(Exception):
-    """A call of the start (the lease, a ConfigMap) failed past the API guard's retries: a refusal (a missing
-    permission) or an API server that stayed away. The cause is the client's exception. Not worth another attempt:
-    the task ends on it (probe_run returns start_failed), where a failed wait is tried again."""
 
 
 def start(kubernetes, core, params):
@@ -102,15 +98,10 @@ def delete_config_maps(kubernetes, core, namespace, definitions):
     return failed
 
 
-def _unreachable(exc):
-    # The API guard's error (sitecustomize loads it under its own name, so match the class by name): the task fails.
-    return type(exc).__name__ == "APIUnreachableError"
-
-
 def finish(kubernetes, core, params, selector, summary):
     """Read what the level judges, then delete the pods and ConfigMaps: {events, nodes, pods, reads, deleted, left,
     delete_errors, left_nothing}."""
-    reads = read_all(api_caller(kubernetes, core.api_client), params["reads"], fatal=_unreachable)
+    reads = read_all(api_caller(kubernetes, core.api_client), params["reads"], fatal=unreachable)
     events = pod_events(core, params["namespace"], summary.get("states"))
     nodes = nodes_again(core, params["node_selector"]) if not summary.get("ok") and params["node_selector"] else []
     listed, logs = _pod_batch.read_logs(kubernetes, core, params["namespace"], selector, workers=params["concurrency"],

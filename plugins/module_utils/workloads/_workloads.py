@@ -92,7 +92,7 @@ def example_job(example, mode, nodes, image, deadline_s, simulator_env=None):
 
 
 def host_job_result(result):
-    """One registered run_example.py result (host transport) as jobs.yml's {state, log, log_error}."""
+    """One registered run_example.py result (host transport) as jobs_kubernetes.yml's {state, log, log_error}."""
     result = result or {}
     stdout = (result.get("stdout") or "").strip()
     try:
@@ -137,8 +137,8 @@ def head_service(definition):
 
 
 def watched_jobs(definitions, described, mode):
-    """What the runner's jobs.yml takes for each example's Job: [{name, definition, service, efa, watch}], where
-    `definitions` are the rendered Jobs (templates/jobs.yml.j2), `described` the level description's entries
+    """What the runner's jobs_kubernetes.yml takes for each example's Job: [{name, definition, service, efa, watch}],
+    where `definitions` are the rendered Jobs (templates/jobs.yml.j2), `described` the level description's entries
     ({name, example, job}) in the same order and `mode` train or eval; `service` is the head Service of a multi-node
     Job (None otherwise), `watch` what job_run needs to stop the Job when its log shows the override did not take
     effect."""

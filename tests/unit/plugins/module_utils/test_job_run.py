@@ -10,6 +10,7 @@ import types
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_run
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads._workloads import head_service
 
 
@@ -83,7 +84,7 @@ def test_a_refused_create_is_a_failed_start_with_the_clients_exception_as_its_ca
 
     core = types.SimpleNamespace(api_client=Refusing())
     params = {"jobs": [job("one")], "namespace": "ns", "lease": None}
-    with pytest.raises(_job_run.StartFailed) as caught:
+    with pytest.raises(StartFailed) as caught:
         _job_run.start(KUBERNETES, core, params, {})
     assert caught.value.__cause__.status == 403
     # an attempt after the one that created them creates nothing, even a Job deleted meanwhile

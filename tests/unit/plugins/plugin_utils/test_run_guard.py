@@ -168,8 +168,10 @@ def test_the_cleanup_stops_at_its_bound_with_what_is_left():
 
 
 def test_an_interrupted_run_leaves_none_of_its_controller_files(tmp_path, monkeypatch):
-    # the names roles/runner/tasks/jobs.yml and playbooks/vars/api_bounds.yml give them (host "sim/eks" made safe)
-    mine = [tmp_path / "rlstack-job-run-sim_eks-r1-l5_training_step-1764900000.0.json", tmp_path / "rlstack-api-sim_eks-r1"]
+    # the names roles/runner/tasks/jobs_kubernetes.yml and playbooks/vars/api_bounds.yml give them (host "sim/eks"
+    # made safe)
+    mine = [tmp_path / "rlstack-job-run-sim_eks-r1-l5_training_step-1764900000.0.json",
+            tmp_path / "rlstack-api-sim_eks-r1"]
     others = [tmp_path / "rlstack-job-run-sim_eks-r10-l5_training_step-1.json", tmp_path / "rlstack-api-sim_eks-r10",
               tmp_path / "rlstack-api-other-r1"]
     for path in mine + others:
