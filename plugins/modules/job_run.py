@@ -90,72 +90,17 @@ options:
     type: list
     elements: str
     required: true
-  lease:
-    description: The run's anchor Job and its new C(activeDeadlineSeconds), set before anything is created.
-    type: dict
-    suboptions:
-      job:
-        description: The anchor Job's name.
-        type: str
-        required: true
-      active_deadline_s:
-        description: Its new deadline, in seconds from its start.
-        type: int
-        required: true
-  wait:
-    description: Whether to wait after the start. V(false) only starts the Jobs.
-    type: bool
-    default: true
-  deadline_at:
-    description: When the wait ends at the latest (seconds since the epoch); the attempt that reaches it reads the outcome.
-    type: float
-    default: 0
-  step_s:
-    description: Seconds one attempt waits at most (the progress line's step).
-    type: int
-    default: 30
   state_file:
     description:
       - A file on the controller that carries the wait from one attempt to the next (when it began, the Jobs it
         stopped or found gone); removed when the wait ends. Unset, each attempt starts a wait of its own.
     type: path
-  poll_s:
-    description: Seconds between the reads of the head pods' logs.
-    type: float
-    default: 2
-  grace_s:
-    description: Seconds a pod may stay Pending with a problem before it counts as unable to run.
-    type: float
-    default: 45
-  workloads:
-    description: Kueue's Workloads, when a queue admits the Jobs (their reason when one stays suspended).
-    type: list
-    elements: dict
-  record_wait_s:
-    description: Seconds the end gives the Job controller to record Complete or Failed before the pods are the outcome.
-    type: int
-    default: 10
-  request_timeout_s:
-    description: Seconds the watch may stay silent before the pods are listed again.
-    type: int
-    default: 5
-  concurrency:
-    description: Log reads in flight at most.
-    type: int
-    default: 16
-  read_deadline_s:
-    description: Seconds all log reads together may take.
-    type: int
-    default: 120
-  limit_bytes:
-    description: Bytes read of each log at most.
-    type: int
-    default: 4194304
   delete_after:
     description: Whether the attempt that reads the outcome then deletes the Jobs, their Services and their pods.
     type: bool
     default: false
 extends_documentation_fragment:
+  - rlstack.validation._workload_run
   - kubernetes.core.k8s_auth_options
 attributes:
   check_mode:
@@ -280,6 +225,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_run, _pod_batch
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._job_run import workload_options
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import orphan_check
 
@@ -292,6 +238,7 @@ except ImportError:  # reported by AnsibleK8SModule
 
 def argspec():
     spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec.update(workload_options())
     spec.update(
         namespace=dict(type="str", required=True),
         jobs=dict(type="list", elements="dict", required=True, options=dict(
@@ -302,20 +249,7 @@ def argspec():
                 mode=dict(type="str", choices=["train", "eval"], default="train"),
                 launched=dict(type="dict", default={}))))),
         label_selectors=dict(type="list", elements="str", required=True),
-        lease=dict(type="dict", options=dict(job=dict(type="str", required=True),
-                                             active_deadline_s=dict(type="int", required=True))),
-        wait=dict(type="bool", default=True),
-        deadline_at=dict(type="float", default=0),
-        step_s=dict(type="int", default=30),
         state_file=dict(type="path"),
-        poll_s=dict(type="float", default=2.0),
-        grace_s=dict(type="float", default=45.0),
-        workloads=dict(type="list", elements="dict"),
-        record_wait_s=dict(type="int", default=10),
-        request_timeout_s=dict(type="int", default=5),
-        concurrency=dict(type="int", default=16),
-        read_deadline_s=dict(type="int", default=120),
-        limit_bytes=dict(type="int", default=4194304),
         delete_after=dict(type="bool", default=False),
     )
     return spec

@@ -45,63 +45,8 @@ options:
     type: list
     elements: str
     required: true
-  lease:
-    description: The run's anchor Job and its new C(activeDeadlineSeconds), set before anything is created.
-    type: dict
-    suboptions:
-      job:
-        description: The anchor Job's name.
-        type: str
-        required: true
-      active_deadline_s:
-        description: Its new deadline, in seconds from its start.
-        type: int
-        required: true
-  wait:
-    description: Whether to wait after the start. V(false) only creates the objects.
-    type: bool
-    default: true
-  deadline_at:
-    description: When the wait ends at the latest (seconds since the epoch); the attempt that reaches it reads the outcome.
-    type: float
-    default: 0
-  step_s:
-    description: Seconds one attempt waits at most (the progress line's step).
-    type: int
-    default: 30
-  poll_s:
-    description: Seconds between the reads of the MPIJob during the wait.
-    type: float
-    default: 2
-  grace_s:
-    description: Seconds a pod may stay Pending with a problem, or the operator may not act, before the wait ends on it.
-    type: float
-    default: 45
-  workloads:
-    description: Kueue's Workloads, when a queue admits the MPIJob (its reason when it stays suspended).
-    type: list
-    elements: dict
-  record_wait_s:
-    description: Seconds the end gives the operator to record Succeeded or Failed before the launcher pod is the outcome.
-    type: int
-    default: 10
-  request_timeout_s:
-    description: Seconds the watch may stay silent before the pods are listed again.
-    type: int
-    default: 5
-  concurrency:
-    description: Log reads in flight at most.
-    type: int
-    default: 16
-  read_deadline_s:
-    description: Seconds the log read may take.
-    type: int
-    default: 120
-  limit_bytes:
-    description: Bytes read of the launcher's log at most.
-    type: int
-    default: 4194304
 extends_documentation_fragment:
+  - rlstack.validation._workload_run
   - kubernetes.core.k8s_auth_options
 attributes:
   check_mode:
@@ -197,6 +142,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _mpijob_run, _pod_batch
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._job_run import workload_options
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import orphan_check
 
@@ -209,23 +155,11 @@ except ImportError:  # reported by AnsibleK8SModule
 
 def argspec():
     spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec.update(workload_options())
     spec.update(
         namespace=dict(type="str", required=True),
         objects=dict(type="list", elements="dict", required=True),
         label_selectors=dict(type="list", elements="str", required=True),
-        lease=dict(type="dict", options=dict(job=dict(type="str", required=True),
-                                             active_deadline_s=dict(type="int", required=True))),
-        wait=dict(type="bool", default=True),
-        deadline_at=dict(type="float", default=0),
-        step_s=dict(type="int", default=30),
-        poll_s=dict(type="float", default=2.0),
-        grace_s=dict(type="float", default=45.0),
-        workloads=dict(type="list", elements="dict"),
-        record_wait_s=dict(type="int", default=10),
-        request_timeout_s=dict(type="int", default=5),
-        concurrency=dict(type="int", default=16),
-        read_deadline_s=dict(type="int", default=120),
-        limit_bytes=dict(type="int", default=4194304),
     )
     return spec
 

@@ -40,6 +40,25 @@ REREAD_S = 0.25
 SCHEDULED_EVENTS = "reason=Scheduled,involvedObject.kind=Pod"
 
 
+def workload_options():
+    """The argument spec of the options job_run and mpijob_run share (their docs: doc_fragments/_workload_run.py)."""
+    return dict(
+        lease=dict(type="dict", options=dict(job=dict(type="str", required=True),
+                                             active_deadline_s=dict(type="int", required=True))),
+        wait=dict(type="bool", default=True),
+        deadline_at=dict(type="float", default=0),
+        step_s=dict(type="int", default=30),
+        poll_s=dict(type="float", default=2.0),
+        grace_s=dict(type="float", default=45.0),
+        workloads=dict(type="list", elements="dict"),
+        record_wait_s=dict(type="int", default=10),
+        request_timeout_s=dict(type="int", default=5),
+        concurrency=dict(type="int", default=16),
+        read_deadline_s=dict(type="int", default=120),
+        limit_bytes=dict(type="int", default=4194304),
+    )
+
+
 class Cluster:
     """The calls _job_watch.Rounds makes, and the reads of the end, on one namespace and label selector."""
 
