@@ -100,10 +100,6 @@ class Cluster:
         response = self.batch.list_namespaced_job(self.namespace, label_selector=self.selector, _preload_content=False)
         return json.loads(response.data).get("items") or []
 
-    def pods(self):
-        response = self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, _preload_content=False)
-        return [strip(p) for p in json.loads(response.data).get("items") or []]
-
     def job_names(self):
         return set((j.get("metadata") or {}).get("name") for j in self.jobs())
 
@@ -139,16 +135,16 @@ def create_objects(kubernetes, api_client, namespace, definitions):
     return True
 
 
-def start(kubernetes, core, params, state):
-    """Extend the run's lease over the wait and create the Services and Jobs, unless an earlier attempt did (its state
-    says so, or the first object exists). Returns {started}; raises StartFailed with the client's exception as its
-    cause."""
+def start_objects(kubernetes, core, namespace, lease, objects):
+    """Create `objects` in order under the run's lease: the first one (the start marker) first, then the lease moved
+    over the wait, then the rest. False when the first exists (an earlier attempt started them: no call but that
+    one). Raises StartFailed with the client's exception as its cause. job_run and mpijob_run start this way."""
     try:
-        objects = objects_of(params["jobs"])
-        if not objects or state.get("created"):
-            return {"started": False}
-        _pod_batch.extend_lease(kubernetes, core, params["namespace"], params["lease"])
-        return {"started": create_objects(kubernetes, core.api_client, params["namespace"], objects)}
+        if not objects or not create_objects(kubernetes, core.api_client, namespace, objects[:1]):
+            return False
+        _pod_batch.extend_lease(kubernetes, core, namespace, lease)
+        create_objects(kubernetes, core.api_client, namespace, objects[1:])
+        return True
     except Exception as exc:  # pylint: disable=broad-except
         raise StartFailed(str(exc)) from exc
 
@@ -184,11 +180,12 @@ def read_last_logs(kubernetes, core, params, selector, states, clock=time.monoto
         entries.update((entry["name"], entry) for entry in read)
 
 
-def read_outcome(cluster, pods, params, settled=True, clock=time.monotonic, sleep=time.sleep):
+def read_outcome(cluster, list_pods, pods, params, settled=True, clock=time.monotonic, sleep=time.sleep):
     """The Jobs, their pods and their states (jobs_summary). The Job controller records Complete/Failed a moment after
     the pods say so (seconds after an API server restart; a multi-node Job's workers end only once it recorded its
     head's success): while a state still comes from the pods (source 'pods'), or, after a settled wait, a Job is not
-    settled yet, both are read again, up to record_wait_s; then the pods are the outcome. `pods` are the wait's last."""
+    settled yet, both are read again, up to record_wait_s; then the pods are the outcome. `pods` are the wait's last,
+    list_pods() the wait's list (pod_calls)."""
     t0 = clock()
     while True:
         jobs = cluster.jobs()
@@ -197,13 +194,13 @@ def read_outcome(cluster, pods, params, settled=True, clock=time.monotonic, slee
         if not waiting or clock() - t0 >= params["record_wait_s"]:
             return jobs, pods, summary
         sleep(REREAD_S)
-        pods = cluster.pods()
+        pods = [strip(p) for p in list_pods()[0]]
 
 
-def finish(kubernetes, core, cluster, params, selector, pods, state, settled):
+def finish(kubernetes, core, cluster, list_pods, params, selector, pods, state, settled):
     """What the level judges, read once the wait ended: {jobs, resources (the pods), states, scheduled, logs,
     examples, seen_at}."""
-    jobs, pods, summary = read_outcome(cluster, pods, params, settled)
+    jobs, pods, summary = read_outcome(cluster, list_pods, pods, params, settled)
     seen_at = time.time()
     multi_node = any(j.get("service") for j in params["jobs"])
     scheduled = cluster.scheduled_events() if multi_node else []
@@ -223,9 +220,11 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
     selector = _pod_batch.selector_of(params["label_selectors"])
     # (a start without a wait keeps no state: the wait that follows begins its own)
     state = _job_watch.load_state(params["state_file"] if params["wait"] else None, now())
-    started = start(kubernetes, core, params, state)
+    # (an attempt after the one that created them creates nothing, not even a Job someone deleted meanwhile)
+    started = not state["created"] and start_objects(kubernetes, core, params["namespace"], params["lease"],
+                                                     objects_of(params["jobs"]))
     state["created"] = True
-    out = dict(started, changed=started["started"], step_s=params["step_s"], finished=False, settled=False,
+    out = dict(started=started, changed=started, step_s=params["step_s"], finished=False, settled=False,
                timed_out=False, resources=[])
     if params["wait"]:
         cluster = Cluster(kubernetes, core, params["namespace"], selector)
@@ -242,7 +241,7 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
         if state["stopped"]:
             out["changed"] = True
         if out["finished"] and not orphaned():
-            out.update(finish(kubernetes, core, cluster, params, selector, seen["pods"], state, settled))
+            out.update(finish(kubernetes, core, cluster, list_pods, params, selector, seen["pods"], state, settled))
         _job_watch.save_state(params["state_file"], state, out["finished"])
     out["attempt_s"] = round(time.monotonic() - t0, 3)
     return out

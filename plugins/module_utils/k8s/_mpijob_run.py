@@ -24,7 +24,6 @@ import time
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_run
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import mpijob_state, pods_summary
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls, strip
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch
 
@@ -33,10 +32,10 @@ NO_LAUNCHER_LOG = "the launcher pod never started, so there is no log"
 
 
 class Cluster:
-    """The reads of the wait and the end, on one namespace, MPIJob and label selector."""
+    """The MPIJob the wait and the end read, by namespace and name."""
 
-    def __init__(self, core, namespace, name, selector):
-        self.core, self.namespace, self.name, self.selector = core, namespace, name, selector
+    def __init__(self, core, namespace, name):
+        self.core, self.namespace, self.name = core, namespace, name
 
     def mpijob(self):
         """The MPIJob as the API has it, {} when it is gone (deleted by someone else)."""
@@ -49,10 +48,6 @@ class Cluster:
                 return {}
             raise
         return json.loads(response.data or b"{}")
-
-    def pods(self):
-        response = self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, _preload_content=False)
-        return [strip(p) for p in json.loads(response.data).get("items") or []]
 
 
 def mpijob_name(objects):
@@ -73,14 +68,15 @@ def judge_with_mpijob(cluster, params, every_s, clock=time.monotonic):
             held["at"], held["mpijob"] = clock(), cluster.mpijob()
         state = mpijob_state(held["mpijob"], pods, grace_s=params["grace_s"], workloads=params["workloads"])
         launcher = pods_summary(pods, None, params["grace_s"], "launcher")
-        return {"settled": bool(state["settled"] or launcher["settled"]), "mpijob": held["mpijob"]}
+        return {"settled": bool(state["settled"] or launcher["settled"])}
 
     return judge
 
 
-def read_outcome(cluster, pods, params, clock=time.monotonic, sleep=time.sleep):
+def read_outcome(cluster, list_pods, pods, params, clock=time.monotonic, sleep=time.sleep):
     """The MPIJob, its pods and its state. The operator records Succeeded/Failed a few seconds after the launcher pod
-    ended: read again, up to record_wait_s, while the state comes from the launcher pod (source 'launcher pod')."""
+    ended: read again, up to record_wait_s, while the state comes from the launcher pod (source 'launcher pod').
+    `pods` are the wait's last, list_pods() the wait's list (pod_calls)."""
     t0 = clock()
     while True:
         mpijob = cluster.mpijob()
@@ -88,12 +84,12 @@ def read_outcome(cluster, pods, params, clock=time.monotonic, sleep=time.sleep):
         if state.get("source") == "MPIJob status" or clock() - t0 >= params["record_wait_s"]:
             return mpijob, pods, state
         sleep(_job_run.REREAD_S)
-        pods = cluster.pods()
+        pods = [strip(p) for p in list_pods()[0]]
 
 
-def finish(kubernetes, core, cluster, params, selector, pods):
+def finish(kubernetes, core, cluster, list_pods, params, selector, pods):
     """What the level judges, read once the wait ended: {mpijob, resources, state, log, log_error, seen_at}."""
-    mpijob, pods, state = read_outcome(cluster, pods, params)
+    mpijob, pods, state = read_outcome(cluster, list_pods, pods, params)
     seen_at = time.time()
     launchers = [s for s in state["pods"] if s.get("role") == "launcher"]
     logs = _job_run.read_last_logs(kubernetes, core, params, selector, [{"pods": launchers}] if launchers else [])
@@ -110,15 +106,11 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
     t0 = time.monotonic()
     name = mpijob_name(params["objects"])
     selector = _pod_batch.selector_of(params["label_selectors"])
-    try:
-        _pod_batch.extend_lease(kubernetes, core, params["namespace"], params["lease"])
-        started = _job_run.create_objects(kubernetes, core.api_client, params["namespace"], params["objects"])
-    except Exception as exc:  # pylint: disable=broad-except
-        raise StartFailed(str(exc)) from exc
+    started = _job_run.start_objects(kubernetes, core, params["namespace"], params["lease"], params["objects"])
     out = {"started": started, "changed": started, "name": name, "step_s": params["step_s"], "finished": False,
            "settled": False, "timed_out": False, "resources": []}
     if params["wait"]:
-        cluster = Cluster(core, params["namespace"], name, selector)
+        cluster = Cluster(core, params["namespace"], name)
         list_pods, watch_pods = pod_calls(kubernetes, urllib3, core, params["namespace"], selector,
                                           params["request_timeout_s"])
         left_s = max(0.0, params["deadline_at"] - now())
@@ -128,6 +120,6 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
         out.update(settled=settled, timed_out=not settled and now() >= params["deadline_at"], resources=seen["pods"])
         out["finished"] = settled or out["timed_out"]
         if out["finished"] and not orphaned():
-            out.update(finish(kubernetes, core, cluster, params, selector, seen["pods"]))
+            out.update(finish(kubernetes, core, cluster, list_pods, params, selector, seen["pods"]))
     out["attempt_s"] = round(time.monotonic() - t0, 3)
     return out

@@ -62,11 +62,12 @@ def example_rows(examples, context, now=time.time):
     """One row per example: [{id, name, checks, skip_reason, gpu}] for tasks/finish_level.yml.
 
     context: {level: the level's registry row ({id, name}), mode: train | eval, floor (L6's default success floor),
-    error_patterns, results ({example name: {state, log, log_error}}), run (job_run's result: resources, scheduled,
-    seen_at; {} on the host transport), jobs (the watched_jobs entries: each example's Job name), gpu_nodes,
+    error_patterns, run (job_run's result: examples {example name: {state, log, log_error}}, resources, scheduled,
+    seen_at; only examples on the host transport), jobs (the watched_jobs entries: each example's Job name), gpu_nodes,
     node_selector, check_mode}."""
     level, mode = context.get("level") or {}, context.get("mode") or "train"
-    run, results = context.get("run") or {}, context.get("results") or {}
+    run = context.get("run") or {}
+    results = run.get("examples") or {}
     gpu_nodes = context.get("gpu_nodes") or []
     node_types = dict((str(n.get("node", "")), str(n.get("instance_type", ""))) for n in gpu_nodes)
     job_names = dict((j.get("name"), ((j.get("definition") or {}).get("metadata") or {}).get("name"))

@@ -86,7 +86,7 @@ def test_job_log_checks_filter_passes_the_log_error():
 
 def context(**kw):
     out = {"level": {"id": "l6_evaluation", "name": "Evaluation"}, "mode": "eval", "floor": 0.5,
-           "error_patterns": ["Traceback"], "results": {}, "run": {}, "jobs": [],
+           "error_patterns": ["Traceback"], "run": {}, "jobs": [],
            "gpu_nodes": [{"node": "n1", "instance_type": "p5.48xlarge"}], "node_selector": "role=gpu",
            "check_mode": False}
     out.update(kw)
@@ -96,7 +96,7 @@ def context(**kw):
 def test_example_rows_filter_judges_each_example_on_its_own_job_and_skips_what_does_not_fit():
     examples = tagged([{"name": "libero", "framework": "custom"}, {"name": "big", "nodes": 2, "framework": "custom"}])
     results = {"libero": {"log": "eval/libero_10/success_rate: 0.9\n", "log_error": "", "state": {"complete": True}}}
-    rows = checks_filter.example_rows(examples, context(results=results))
+    rows = checks_filter.example_rows(examples, context(run={"examples": results}))
     assert [(r["id"], r["name"]) for r in rows] == [("l6_evaluation/libero", "Evaluation: libero"),
                                                     ("l6_evaluation/big", "Evaluation: big")]
     assert [(c["name"], c["actual"]) for c in rows[0]["checks"]] == [

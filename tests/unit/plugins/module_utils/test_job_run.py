@@ -83,12 +83,9 @@ def test_a_refused_create_is_a_failed_start_with_the_clients_exception_as_its_ca
             raise ApiException(403)
 
     core = types.SimpleNamespace(api_client=Refusing())
-    params = {"jobs": [job("one")], "namespace": "ns", "lease": None}
     with pytest.raises(StartFailed) as caught:
-        _job_run.start(KUBERNETES, core, params, {})
+        _job_run.start_objects(KUBERNETES, core, "ns", None, _job_run.objects_of([job("one")]))
     assert caught.value.__cause__.status == 403
-    # an attempt after the one that created them creates nothing, even a Job deleted meanwhile
-    assert _job_run.start(KUBERNETES, core, params, {"created": True}) == {"started": False}
 
 
 class Cluster:
@@ -96,9 +93,6 @@ class Cluster:
 
     def __init__(self, recorded_on):
         self.reads, self.recorded_on = 0, recorded_on
-
-    def pods(self):
-        return [POD]
 
     def jobs(self):
         self.reads += 1
@@ -126,7 +120,8 @@ def test_the_end_gives_the_job_controller_a_few_seconds_to_record_the_outcome():
     clock = Clock()
     cluster = Cluster(recorded_on=3)
     params = {"grace_s": 45, "workloads": None, "record_wait_s": 10}
-    summary = _job_run.read_outcome(cluster, [POD], params, clock=clock, sleep=clock.sleep)[2]
+    summary = _job_run.read_outcome(cluster, lambda: ([POD], "1"), [POD], params, clock=clock,
+                                    sleep=clock.sleep)[2]
     assert cluster.reads == 3 and clock.now == 2 * _job_run.REREAD_S
     assert summary["states"][0]["complete"] and summary["states"][0]["source"] != "pods"
 
@@ -135,7 +130,8 @@ def test_without_the_controllers_record_the_finished_pods_are_the_outcome_after_
     clock = Clock()
     cluster = Cluster(recorded_on=99)
     params = {"grace_s": 45, "workloads": None, "record_wait_s": 4}
-    summary = _job_run.read_outcome(cluster, [POD], params, clock=clock, sleep=clock.sleep)[2]
+    summary = _job_run.read_outcome(cluster, lambda: ([POD], "1"), [POD], params, clock=clock,
+                                    sleep=clock.sleep)[2]
     assert clock.now == 4 and summary["states"][0]["source"] == "pods" and summary["states"][0]["complete"]
 
 
@@ -165,12 +161,12 @@ def test_an_empty_log_is_read_again_and_a_log_error_is_not(monkeypatch):
 
 
 def test_the_attempt_at_the_deadline_finishes_and_a_start_without_a_wait_keeps_no_state(monkeypatch, tmp_path):
-    monkeypatch.setattr(_job_run, "start", lambda *a: {"started": False})
+    monkeypatch.setattr(_job_run, "start_objects", lambda *a: False)
     monkeypatch.setattr(_job_run, "pod_calls", lambda *a: (lambda: ([], "1"), lambda v, t: iter(())))
     monkeypatch.setattr(_job_run, "Cluster", lambda *a: types.SimpleNamespace(job_names=lambda: {"one"}))
     monkeypatch.setattr(_job_run, "finish", lambda *a: {"examples": {"one": {}}})
     state_file = tmp_path / "state.json"
-    params = {"namespace": "ns", "label_selectors": ["a=b"], "jobs": [job("one")], "grace_s": 45, "poll_s": 2,
+    params = {"namespace": "ns", "label_selectors": ["a=b"], "jobs": [job("one")], "lease": None, "grace_s": 45, "poll_s": 2,
               "step_s": 30, "deadline_at": 100.0, "request_timeout_s": 5, "state_file": str(state_file),
               "wait": False}
     out = _job_run.run(KUBERNETES, None, None, params, now=lambda: 50.0)
@@ -180,3 +176,13 @@ def test_the_attempt_at_the_deadline_finishes_and_a_start_without_a_wait_keeps_n
     # no pod yet at the deadline: timed out, and the outcome read
     assert (out["finished"], out["settled"], out["timed_out"], out["examples"]) == (True, False, True, {"one": {}})
     assert not state_file.exists()  # removed when the wait ended
+
+    # an attempt after the one that created them creates nothing, even a Job deleted meanwhile
+    def no_start(*_args):
+        raise AssertionError("an attempt after the first created objects again")
+
+    monkeypatch.setattr(_job_run, "start_objects", no_start)
+    state_file.write_text('{"started": 90.0, "created": true}')
+    params["deadline_at"] = 200.0
+    out = _job_run.run(KUBERNETES, None, None, params, now=lambda: 200.0)
+    assert out["started"] is False and out["finished"] is True

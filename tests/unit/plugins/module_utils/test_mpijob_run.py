@@ -34,17 +34,12 @@ class Clock:
 
 
 class Cluster:
-    def __init__(self, states, pods):
-        self.states, self.reads, self.pod_reads = list(states), 0, 0
-        self._pods = pods
+    def __init__(self, states):
+        self.states, self.reads = list(states), 0
 
     def mpijob(self):
         self.reads += 1
         return self.states[min(self.reads, len(self.states)) - 1]
-
-    def pods(self):
-        self.pod_reads += 1
-        return self._pods
 
 
 def test_the_objects_hold_exactly_one_mpijob():
@@ -56,7 +51,7 @@ def test_the_objects_hold_exactly_one_mpijob():
 
 def test_the_wait_settles_on_the_launcher_and_reads_the_mpijob_at_most_every_poll():
     clock = Clock()
-    cluster = Cluster([mpijob("Created", "Running")], [])
+    cluster = Cluster([mpijob("Created", "Running")])
     judge = _mpijob_run.judge_with_mpijob(cluster, PARAMS, every_s=2, clock=clock)
     assert judge([launcher("Running")])["settled"] is False
     clock.sleep(1)
@@ -68,12 +63,14 @@ def test_the_wait_settles_on_the_launcher_and_reads_the_mpijob_at_most_every_pol
 
 def test_the_end_gives_the_operator_a_few_seconds_to_record_the_outcome():
     clock = Clock()
-    cluster = Cluster([mpijob("Created"), mpijob("Created"), mpijob("Created", "Succeeded")], [launcher("Succeeded")])
-    state = _mpijob_run.read_outcome(cluster, [launcher("Succeeded")], PARAMS, clock=clock, sleep=clock.sleep)[2]
+    cluster = Cluster([mpijob("Created"), mpijob("Created"), mpijob("Created", "Succeeded")])
+    pods = [launcher("Succeeded")]
+    state = _mpijob_run.read_outcome(cluster, lambda: (pods, "1"), pods, PARAMS, clock=clock, sleep=clock.sleep)[2]
     assert cluster.reads == 3 and state["complete"] and state["source"] == "MPIJob status"
     # without the operator's record, the finished launcher pod is the outcome once record_wait_s passed
     clock = Clock()
-    cluster = Cluster([mpijob("Created")], [launcher("Failed", 1)])
-    state = _mpijob_run.read_outcome(cluster, [launcher("Failed", 1)], dict(PARAMS, record_wait_s=2), clock=clock,
+    cluster = Cluster([mpijob("Created")])
+    pods = [launcher("Failed", 1)]
+    state = _mpijob_run.read_outcome(cluster, lambda: (pods, "1"), pods, dict(PARAMS, record_wait_s=2), clock=clock,
                                      sleep=clock.sleep)[2]
     assert clock.now == 2 and state["failed"] and state["source"] == "launcher pod"
