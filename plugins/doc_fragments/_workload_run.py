@@ -69,4 +69,11 @@ options:
     description: Bytes read of each log at most.
     type: int
     default: 4194304
+  delete_after:
+    description:
+      - Whether the attempt that reads the outcome then deletes what the start created (in reverse order) and the pods
+        O(label_selectors) pick, and waits until no pod is listed (RV(left_nothing)). Without, they stay for the
+        level's cleanup.
+    type: bool
+    default: false
 """

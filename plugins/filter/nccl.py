@@ -22,6 +22,16 @@ def nccl_mpijob(nodes, name, image, floors=None, network=None, tolerance=0.0):
                                   _plain(network or []), float(tolerance or 0.0))
 
 
+def nccl_log_facts(text):
+    """What nccl_log_info returns for a log given as content, parsed here; None for an empty log (there is none)."""
+    return _nccl_checks.log_facts(text)
+
+
+def nccl_sweep_items(probe_results, name="sweep", expect=None, instance_types=None):
+    return _nccl_checks.sweep_items(_plain(probe_results or {}), str(name), _plain(expect or {}),
+                                    _plain(instance_types or {}))
+
+
 def nccl_launcher(mpijob):
     return _workloads.nccl_launcher(_plain(mpijob or {}))
 
@@ -30,4 +40,5 @@ class FilterModule:
     """NCCL filters."""
 
     def filters(self):
-        return {"nccl_item": nccl_item, "nccl_mpijob": nccl_mpijob, "nccl_launcher": nccl_launcher}
+        return {"nccl_item": nccl_item, "nccl_mpijob": nccl_mpijob, "nccl_launcher": nccl_launcher,
+                "nccl_log_facts": nccl_log_facts, "nccl_sweep_items": nccl_sweep_items}

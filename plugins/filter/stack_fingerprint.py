@@ -45,7 +45,7 @@ EXAMPLES = r"""
   ansible.builtin.set_fact:
     phase0_efa_fingerprint: >-
       {{ phase0_efa_nccl_tests_image | rlstack.validation.stack_fingerprint(runner_nccl_pods,
-         runner_nccl_facts, runner_mpijob_result.log, runner_nccl_nodes) }}
+         runner_nccl_item.facts, runner_mpijob_result.log, runner_nccl_nodes) }}
 """
 
 RETURN = r"""

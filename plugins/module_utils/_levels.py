@@ -38,6 +38,9 @@ greps the runner's task files and _plan.py for ids):
   opens_phase0_gate  the level's pass in this run opens the Phase 0 gate (docs/phase0.md)
   after_probe  (kind probe) the role's task file that gathers the rest of the evidence after the probe (L3:
             nccl-tests across nodes, evidence.yml), else None
+  asks_efa  the level's pods may ask for EFA (nccl-tests across nodes, an example with efa): when the plan runs such a
+            level, it reads the cluster's DeviceClasses once (tasks/device_classes.yml), and runner_efa_request says
+            how every pod asks (the EFA DRA driver's claim or the extended resource) without a task of the level's
   phase0_gated  the Phase 0 gate keeps the level from starting on expensive nodes without a Phase 0 pass:
             'always' (L5, L6), 'multi_node' (L3: only with two nodes or more, one never crosses the network), None
 Every level has every field (LEVEL_DEFAULTS fills what a row leaves out); the runner defaults one only where
@@ -61,20 +64,20 @@ LEVELS = (
     {"id": "l3_multi_gpu", "level": "L3", "name": "Multi GPU / NCCL", "order": 3, "tags": ["l3"], "skip_to": "3",
      "kind": "probe", "probe": "probe_multigpu.py", "per_example": False, "local": ["probe_pod", "mpijob"],
      "only_when_enabled": False, "preflight": True, "isolate_from": "all", "phase0_gated": "multi_node",
-     "after_probe": "evidence.yml"},
+     "after_probe": "evidence.yml", "asks_efa": True},
     {"id": "phase0_efa", "level": "L3.5", "name": "Phase 0 EFA", "order": 3.5, "tags": ["phase0", "l3_5"],
      "skip_to": "3.5", "kind": "mpijob", "probe": None, "per_example": False, "local": ["mpijob"],
      "only_when_enabled": True, "runs_before": "l3_multi_gpu", "isolate_from": "instance_type",
-     "opens_phase0_gate": True},
+     "opens_phase0_gate": True, "asks_efa": True},
     {"id": "l4_rollout", "level": "L4", "name": "Rollout", "order": 4, "tags": ["l4"], "skip_to": "4",
      "kind": "probe", "probe": "probe_sim_import.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
     {"id": "l5_training_step", "level": "L5", "name": "Training step", "order": 5, "tags": ["l5"], "skip_to": "5",
      "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False,
-     "phase0_gated": "always"},
+     "phase0_gated": "always", "asks_efa": True},
     {"id": "l6_evaluation", "level": "L6", "name": "Evaluation", "order": 6, "tags": ["l6"], "skip_to": "6",
      "kind": "jobs", "probe": None, "per_example": True, "local": ["job"], "only_when_enabled": False,
-     "example_needs": "evaluation", "phase0_gated": "always"},
+     "example_needs": "evaluation", "phase0_gated": "always", "asks_efa": True},
 )
 
 KINDS = ("probe", "jobs", "mpijob")
@@ -82,7 +85,7 @@ KINDS = ("probe", "jobs", "mpijob")
 # What a row that leaves a field out means (levels() and by_id() return every row with all of them).
 LEVEL_DEFAULTS = {"probe": None, "per_example": False, "only_when_enabled": False, "runs_before": None,
                   "example_needs": None, "judge_without_targets": False, "preflight": False, "isolate_from": None,
-                  "opens_phase0_gate": False, "phase0_gated": None, "after_probe": None}
+                  "opens_phase0_gate": False, "phase0_gated": None, "after_probe": None, "asks_efa": False}
 
 # Roles playbooks/validate.yml runs that are not levels: they name bad nodes rather than judge the stack,
 # have no row in the results table and no place in the run order (docs/isolation.md). Their settings are

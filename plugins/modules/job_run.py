@@ -12,7 +12,8 @@ module: job_run
 short_description: Run a level's Jobs from start to outcome, stopping one whose override did not take effect
 description:
   - On its first attempt, sets the run's lease (O(lease)) and creates, in order, the headless Service of every
-    multi-node Job (O(jobs[].service)) and every Job (O(jobs[].definition)). The first object marks the start; an
+    multi-node Job (O(jobs[].service)), the EFA claim template of every Job that has one (O(jobs[].claim)) and every
+    Job (O(jobs[].definition)). The first object marks the start; an
     attempt that finds it existing creates nothing (the earlier attempt did). A refused create ends the task
     (C(start_failed)).
   - Then follows the Jobs' pods (O(label_selectors)) with one list and a watch for at most O(step_s). At most every
@@ -24,14 +25,15 @@ description:
   - Once every Job's pod finished or cannot run, or O(deadline_at) has come, reads the Jobs (giving their controller
     up to O(record_wait_s) to record the outcome), the scheduler's C(Scheduled) events when a Job has a Service
     (its workers may be gone by then), and the log of each Job's last pod, and returns C(finished=true) with every
-    Job's result (RV(examples)). With O(delete_after) it then deletes the Jobs, their Services and their pods and
+    Job's result (RV(examples)). With O(delete_after) it then deletes the Jobs, their Services, claim templates and pods and
     waits until no pod is listed (RV(left_nothing)); without, they stay for the level's cleanup.
   - A task repeats it with C(until) on C(finished), so a long wait prints its progress and stays bounded; the
     attempts share what the wait found through O(state_file). With O(wait=false) it only starts the Jobs (Kueue
     admits them before the wait).
   - Talks to the cluster as every kubernetes.core module does (its authentication options, the C(K8S_AUTH_*)
     environment, the default kubeconfig or the in-cluster config; C(plugins/module_utils/k8s/_cluster_access.py)).
-    Needs C(create) (and with O(delete_after) C(delete)) on C(services) and C(jobs), C(delete) on C(pods) with
+    Needs C(create) (and with O(delete_after) C(delete)) on C(services), C(jobs) and, for O(jobs[].claim),
+    C(resourceclaimtemplates) (resource.k8s.io), C(delete) on C(pods) with
     O(delete_after), C(list), C(watch) on C(pods), C(get) on C(pods/log), C(list) and
     C(delete) on C(jobs), C(list) on C(events), and C(patch) on C(jobs) with O(lease).
   - The logic is C(plugins/module_utils/k8s/_job_run.py) and C(_job_watch.py).
@@ -59,10 +61,9 @@ options:
       service:
         description: The headless Service of a multi-node Job, created before it.
         type: dict
-      efa:
-        description: EFA devices per pod (read by the runner, not here).
-        type: int
-        default: 0
+      claim:
+        description: The ResourceClaimTemplate its pods claim EFA through (EFA from the EFA DRA driver), created before it.
+        type: dict
       watch:
         description: What the watch needs to stop the Job when its log shows the override did not take effect.
         type: dict
@@ -95,10 +96,6 @@ options:
       - A file on the controller that carries the wait from one attempt to the next (when it began, the Jobs it
         stopped or found gone); removed when the wait ends. Unset, each attempt starts a wait of its own.
     type: path
-  delete_after:
-    description: Whether the attempt that reads the outcome then deletes the Jobs, their Services and their pods.
-    type: bool
-    default: false
 extends_documentation_fragment:
   - rlstack.validation._workload_run
   - kubernetes.core.k8s_auth_options
@@ -243,14 +240,13 @@ def argspec():
         namespace=dict(type="str", required=True),
         jobs=dict(type="list", elements="dict", required=True, options=dict(
             name=dict(type="str", required=True), definition=dict(type="dict", required=True),
-            service=dict(type="dict"), efa=dict(type="int", default=0),
+            service=dict(type="dict"), claim=dict(type="dict"),
             watch=dict(type="dict", required=True, options=dict(
                 name=dict(type="str", required=True), framework=dict(type="str", default="custom"),
                 mode=dict(type="str", choices=["train", "eval"], default="train"),
                 launched=dict(type="dict", default={}))))),
         label_selectors=dict(type="list", elements="str", required=True),
         state_file=dict(type="path"),
-        delete_after=dict(type="bool", default=False),
     )
     return spec
 

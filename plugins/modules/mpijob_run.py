@@ -20,13 +20,15 @@ description:
     finished, a pod cannot run past O(grace_s), or the MPI operator did not act on it within O(grace_s) (not
     running, or not watching the namespace), as the filter P(rlstack.validation.mpijob_state#filter) judges it.
   - Once settled, or at O(deadline_at), reads the MPIJob again (giving the operator up to O(record_wait_s) to record
-    the outcome) and the launcher's log, and returns C(finished=true). The MPIJob stays for the level's cleanup.
+    the outcome) and the launcher's log, and returns C(finished=true). With O(delete_after) it then deletes the
+    objects it created and the pods, and waits until no pod is listed (RV(left_nothing)); without, they stay for the
+    level's cleanup.
   - A task repeats it with C(until) on C(finished), so a long wait prints its progress and stays bounded. With
     O(wait=false) it only creates the objects (Kueue admits the MPIJob before the wait).
   - Talks to the cluster as every kubernetes.core module does (its authentication options, the C(K8S_AUTH_*)
     environment, the default kubeconfig or the in-cluster config). Needs C(create) on the kinds of O(objects),
-    C(get) on C(mpijobs), C(list) and C(watch) on C(pods), C(get) on C(pods/log), and C(patch) on C(jobs) with
-    O(lease).
+    C(get) on C(mpijobs), C(list) and C(watch) on C(pods), C(get) on C(pods/log), C(patch) on C(jobs) with
+    O(lease), and with O(delete_after) C(delete) on the kinds of O(objects) and on C(pods).
   - The logic is C(plugins/module_utils/k8s/_mpijob_run.py).
 author:
   - rlstack.validation maintainers (@rlstack)
@@ -123,6 +125,15 @@ seen_at:
   description: When the outcome was read (seconds since the epoch), the end of the GPU time the pods held.
   type: float
   returned: when finished
+left_nothing:
+  description: With O(delete_after), whether every object it created and every pod is gone (none left, no delete error).
+  type: bool
+  returned: when finished
+delete_errors:
+  description: "With O(delete_after), what could not be deleted: [{name, error}]."
+  type: list
+  elements: dict
+  returned: when finished with O(delete_after)
 start_failed:
   description: On a failed attempt, whether it failed while starting (a refused create, a missing permission).
   type: bool

@@ -104,7 +104,8 @@ def test_phase0_runs_first_and_the_footer_tells_one_story(demo_run):
     proc, doc = demo_run
     gate = doc["clusters"][0]["phase0_gate"]
     assert gate["action"] == "pass" and gate["reason"] == "same_run", gate
-    assert "Phase 0 gate: Phase 0 passed in this run; L3 multi-node, L5, L6 on p5.48xlarge" in proc.stdout
+    footer = re.sub(r"\n +", " ", proc.stdout)  # (the footer's lines are wrapped to fit 80 columns)
+    assert "Phase 0 gate: Phase 0 passed in this run; L3 multi-node, L5, L6 on p5.48xlarge" in footer
     assert "no Phase 0 pass was found" not in proc.stdout and "running anyway" not in proc.stdout
     assert re.search(r"^Phase 0 PASS: \$[0-9.]+ on g6\.8xlarge", proc.stdout, re.M)
 
@@ -205,6 +206,7 @@ def test_phase0_failure_keeps_the_run_off_the_p5_nodes_and_says_what_it_saved(co
     gate = doc["clusters"][0]["phase0_gate"]
     assert gate["action"] == "fail" and gate["reason"] == "same_run_failed"
     assert "L3.5  Phase 0 EFA: FAIL in " in proc.stdout
+    footer = re.sub(r"\n +", " ", proc.stdout)  # (the footer's lines are wrapped to fit 80 columns)
     assert re.search(r"^Phase 0 gate: Phase 0 FAIL in this run, so L3 multi-node, L5 did not start: "
-                     r"2 x p5\.48xlarge, \$[0-9.]+/h not spent", proc.stdout, re.M), proc.stdout[-3000:]
+                     r"2 x p5\.48xlarge, \$[0-9.]+/h not spent", footer, re.M), proc.stdout[-3000:]
     assert "L3    Multi GPU / NCCL: starting" not in proc.stdout

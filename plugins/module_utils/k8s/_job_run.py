@@ -56,6 +56,7 @@ def workload_options():
         concurrency=dict(type="int", default=16),
         read_deadline_s=dict(type="int", default=120),
         limit_bytes=dict(type="int", default=4194304),
+        delete_after=dict(type="bool", default=False),
     )
 
 
@@ -76,26 +77,6 @@ class Cluster:
         _pod_batch.drain(self.batch.delete_namespaced_job(name, self.namespace, body=delete_options(),
                                                           _preload_content=False))
 
-    def delete_all(self, jobs):
-        """Delete the Jobs and Services of `jobs` (one gone already is not an error), then their pods, and wait until
-        none is listed: {deleted, left, delete_errors, left_nothing}. The GPUs are free for the next level then."""
-        errors = []
-        calls = [(self.delete_job, j["definition"]["metadata"]["name"]) for j in jobs]
-        calls += [(self.delete_service, j["service"]["metadata"]["name"]) for j in jobs if j.get("service")]
-        for call, name in calls:
-            try:
-                call(name)
-            except self.kubernetes.client.exceptions.ApiException as exc:
-                if exc.status != 404:
-                    errors.append({"name": name, "error": _pod_batch.api_message(exc)})
-        gone = _pod_batch.delete_selected(self.core, self.namespace, self.selector)
-        errors += gone["failed"]
-        return {"deleted": [name for _call, name in calls] + gone["deleted"], "left": gone["left"],
-                "delete_errors": errors, "left_nothing": not gone["left"] and not errors}
-
-    def delete_service(self, name):
-        _pod_batch.drain(self.core.delete_namespaced_service(name, self.namespace, _preload_content=False))
-
     def jobs(self):
         response = self.batch.list_namespaced_job(self.namespace, label_selector=self.selector, _preload_content=False)
         return json.loads(response.data).get("items") or []
@@ -111,9 +92,9 @@ class Cluster:
 
 def objects_of(jobs):
     """What the start creates, in order: each multi-node Job's headless Service first (its workers find the head
-    by it), then the Jobs. The first is the start marker."""
-    services = [j["service"] for j in jobs if j.get("service")]
-    return services + [j["definition"] for j in jobs]
+    by it), each EFA claim template (its pods claim through it), then the Jobs. The first is the start marker."""
+    return ([j["service"] for j in jobs if j.get("service")] + [j["claim"] for j in jobs if j.get("claim")]
+            + [j["definition"] for j in jobs])
 
 
 def create_objects(kubernetes, api_client, namespace, definitions):
@@ -133,6 +114,30 @@ def create_objects(kubernetes, api_client, namespace, definitions):
             if index == 0:
                 return False
     return True
+
+
+def delete_created(kubernetes, core, namespace, selector, created):
+    """Delete what the start created (`created`, in the start's order: deleted in reverse, owners first; one gone
+    already is not an error), then the pods `selector` picks, and wait until none is listed: {deleted, left,
+    delete_errors, left_nothing}. The GPUs are free for the next level then. job_run and mpijob_run end this way."""
+    errors, deleted = [], []
+    for definition in reversed(created):
+        meta = definition.get("metadata") or {}
+        path = collection_path(definition["apiVersion"], definition["kind"], meta.get("namespace") or namespace)
+        try:
+            _pod_batch.drain(core.api_client.call_api(
+                "%s/%s" % (path, meta["name"]), "DELETE", body=delete_options(), auth_settings=["BearerToken"],
+                _preload_content=False, header_params={"Accept": "application/json",
+                                                       "Content-Type": "application/json"},
+                _return_http_data_only=True))
+            deleted.append(meta["name"])
+        except kubernetes.client.exceptions.ApiException as exc:
+            if exc.status != 404:
+                errors.append({"name": meta["name"], "error": _pod_batch.api_message(exc)})
+    gone = _pod_batch.delete_selected(core, namespace, selector)
+    errors += gone["failed"]
+    return {"deleted": deleted + gone["deleted"], "left": gone["left"], "delete_errors": errors,
+            "left_nothing": not gone["left"] and not errors}
 
 
 def start_objects(kubernetes, core, namespace, lease, objects):
@@ -182,15 +187,17 @@ def read_last_logs(kubernetes, core, params, selector, states, clock=time.monoto
 
 def read_outcome(cluster, list_pods, pods, params, settled=True, clock=time.monotonic, sleep=time.sleep):
     """The Jobs, their pods and their states (jobs_summary). The Job controller records Complete/Failed a moment after
-    the pods say so (seconds after an API server restart; a multi-node Job's workers end only once it recorded its
-    head's success): while a state still comes from the pods (source 'pods'), or, after a settled wait, a Job is not
-    settled yet, both are read again, up to record_wait_s; then the pods are the outcome. `pods` are the wait's last,
-    list_pods() the wait's list (pod_calls)."""
+    the pods say so (it batches pod updates for a second; seconds after an API server restart; a multi-node Job's
+    workers end only once it recorded its head's success): while a failure still comes from the pods (source 'pods':
+    the record says why, e.g. BackoffLimitExceeded), or, after a settled wait, a Job is not settled yet, both are read
+    again, up to record_wait_s; then the pods are the outcome. A success the pods show needs no record: every pod of
+    the Job succeeded. `pods` are the wait's last, list_pods() the wait's list (pod_calls)."""
     t0 = clock()
     while True:
         jobs = cluster.jobs()
         summary = jobs_summary(jobs, pods, params["grace_s"], workloads=params["workloads"])
-        waiting = [s for s in summary["states"] if s.get("source") == "pods" or settled and not s.get("settled")]
+        waiting = [s for s in summary["states"]
+                   if s.get("source") == "pods" and not s.get("complete") or settled and not s.get("settled")]
         if not waiting or clock() - t0 >= params["record_wait_s"]:
             return jobs, pods, summary
         sleep(REREAD_S)
@@ -209,7 +216,7 @@ def finish(kubernetes, core, cluster, list_pods, params, selector, pods, state, 
     out = {"jobs": jobs, "resources": pods, "states": summary["states"], "scheduled": scheduled, "logs": logs,
            "examples": results, "seen_at": seen_at, "left_nothing": False}
     if params["delete_after"]:
-        out.update(cluster.delete_all(params["jobs"]))
+        out.update(delete_created(kubernetes, core, params["namespace"], selector, objects_of(params["jobs"])))
     return out
 
 

@@ -12,7 +12,8 @@ creates the objects (unless an earlier attempt of the same task did), follows th
 most `step_s`, judging each look with the MPIJob itself (_k8s_status.mpijob_state: its conditions, its launcher's
 outcome, an operator that never acted on it within the grace, pods that cannot run), and once that is settled, or
 the deadline has come, reads the MPIJob again (giving the operator a few seconds to record the outcome) and the
-launcher's log. The MPIJob stays: the level's cleanup deletes it.
+launcher's log; with `delete_after` it then deletes what it created and the pods (as job_run: the level's cleanup
+has nothing left to do).
 
 The first object created marks the start: an attempt that finds it existing only waits.
 """
@@ -75,13 +76,15 @@ def judge_with_mpijob(cluster, params, every_s, clock=time.monotonic):
 
 def read_outcome(cluster, list_pods, pods, params, clock=time.monotonic, sleep=time.sleep):
     """The MPIJob, its pods and its state. The operator records Succeeded/Failed a few seconds after the launcher pod
-    ended: read again, up to record_wait_s, while the state comes from the launcher pod (source 'launcher pod').
-    `pods` are the wait's last, list_pods() the wait's list (pod_calls)."""
+    ended: read again, up to record_wait_s, while a failure comes from the launcher pod (source 'launcher pod': the
+    record says why); a launcher that succeeded is the outcome already. `pods` are the wait's last, list_pods() the
+    wait's list (pod_calls)."""
     t0 = clock()
     while True:
         mpijob = cluster.mpijob()
         state = mpijob_state(mpijob, pods, grace_s=params["grace_s"], workloads=params["workloads"])
-        if state.get("source") == "MPIJob status" or clock() - t0 >= params["record_wait_s"]:
+        recorded = state.get("source") == "MPIJob status" or state.get("complete")
+        if recorded or clock() - t0 >= params["record_wait_s"]:
             return mpijob, pods, state
         sleep(_job_run.REREAD_S)
         pods = [strip(p) for p in list_pods()[0]]
@@ -97,7 +100,11 @@ def finish(kubernetes, core, cluster, list_pods, params, selector, pods):
     log = entry.get("log") or ""
     error = "" if log else (entry.get("error") or (NO_LAUNCHER_LOG if not launchers else
                                                    "the launcher's log was empty"))
-    return {"mpijob": mpijob, "resources": pods, "state": state, "log": log, "log_error": error, "seen_at": seen_at}
+    out = {"mpijob": mpijob, "resources": pods, "state": state, "log": log, "log_error": error, "seen_at": seen_at,
+           "left_nothing": False}
+    if params["delete_after"]:
+        out.update(_job_run.delete_created(kubernetes, core, params["namespace"], selector, params["objects"]))
+    return out
 
 
 def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time):

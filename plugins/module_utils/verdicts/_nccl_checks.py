@@ -11,7 +11,7 @@ busbw-by-size table."""
 
 from __future__ import annotations
 
-from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl_network, _nccl_results
+from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl, _nccl_network, _nccl_results
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._verdict import (
     CONFIG_HINT,
@@ -36,6 +36,31 @@ def nccl_item(result, name, expect, instance_types=None):
     if (instance_types or {}).get(node):
         item["instance_type"] = str(instance_types[node])
     return item
+
+
+def log_facts(text):
+    """An nccl-tests log parsed as nccl_log_info parses its `content`; None when there is nothing to parse (empty, or
+    binary: nccl_log_info refuses both)."""
+    text = str(text or "")
+    try:
+        _nccl.check_content(text)
+    except _nccl.NcclLogError:
+        return None
+    return _nccl.parse_text(text)
+
+
+def sweep_items(probe_results, name, expect, instance_types=None):
+    """The single-node sweeps of probes that printed one (probe_results {node: {status, stdout}}, status ok), each as
+    a level_assert `nccl` item of that node, in the order of the probe results."""
+    items = []
+    for node, outcome in (probe_results or {}).items():
+        if (outcome or {}).get("status") != "ok":
+            continue
+        item = {"name": name, "node": node, "facts": log_facts(outcome.get("stdout")), "expect": dict(expect or {})}
+        if (instance_types or {}).get(node):
+            item["instance_type"] = str(instance_types[node])
+        items.append(item)
+    return items
 
 
 # Signatures reported but not failing the level by default (socket_fallback and wrong_results are soft

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import tempfile
+import textwrap
 import xml.etree.ElementTree as ET
 from ansible_collections.rlstack.validation.plugins.module_utils.fleet import _cost
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _gate
@@ -215,9 +216,9 @@ def run_cost(rows, prices=None, phase0_compare=None):
     return cost
 
 
-# The columns a price line of the console's footer fits in, its price source cut to fit (a 120-column terminal wrapped
-# it; the report's HTML and JSON keep the whole source).
-FOOTER_WIDTH = 120
+# The columns the console's footer lines fit in (an 80-column terminal cut them mid-word): each is wrapped at a space,
+# a price line's source cut to fit two lines (the report's JSON keeps the whole source).
+FOOTER_WIDTH = 80
 
 
 def _fit(text, width):
@@ -236,8 +237,7 @@ def cost_lines(cost):
     levels = ", ".join("%s %.1f" % (level, minutes) for level, minutes in per_level.items() if minutes)
     money = cost["money"]
     text = "GPU time: %.1f GPU-min (%s); estimated %s" % (cost["gpu_minutes"], levels, _cost.usd(money["usd"]))
-    lines = [text + (" at the prices below" if money["usd"] is not None else
-                     " (no price for %s)" % ", ".join(money["unpriced"]))]
+    lines = [text + (":" if money["usd"] is not None else " (no price for %s)" % ", ".join(money["unpriced"]))]
     for itype, info in sorted(money["by_instance_type"].items()):
         if info["price_per_gpu_hour_usd"] is None:
             lines.append("  %s: %.1f GPU-min, %s" % (itype, info["gpu_minutes"] or 0.0, info["source"]))
@@ -245,7 +245,7 @@ def cost_lines(cost):
         head = "  %s: %.1f GPU-min x $%.4f/GPU-h = %s" % (
             itype, info["gpu_minutes"] or 0.0, info["price_per_gpu_hour_usd"], _cost.usd(info["usd"]))
         as_of = ", " + str(info["as_of"]) if info["as_of"] else ""
-        lines.append("%s (%s%s)" % (head, _fit(info["source"], FOOTER_WIDTH - len(head) - len(as_of) - 3), as_of))
+        lines.append("%s (%s%s)" % (head, _fit(info["source"], 2 * FOOTER_WIDTH - len(head) - len(as_of) - 20), as_of))
     phase0 = cost.get("phase0")
     if phase0:
         expensive = phase0["expensive"]
@@ -254,6 +254,14 @@ def cost_lines(cost):
             int(round(phase0["seconds"])), expensive["nodes"], expensive["instance_type"],
             _cost.usd(expensive["usd"])))
     return lines
+
+
+def footer_wrap(text, width=FOOTER_WIDTH):
+    """One line of the console's footer as lines of at most `width` columns, wrapped at spaces; a continuation is
+    indented two more than the line (a word longer than the width stays whole)."""
+    indent = text[:len(text) - len(text.lstrip())]
+    return textwrap.wrap(text.lstrip(), width, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False) or [text]
 
 
 def build_reports(stats_data, hosts=(), run_start=None, run_end=None):
@@ -343,15 +351,15 @@ def render_table_kinds(report, max_failed_checks=10):
         row = [r for r in rows if r["id"] == level_id][0]
         lines.append(("note: %s %s was selected but has no result; the run is incomplete"
                       % (row["level"], row["name"]), "FAIL"))
-    lines.append((summary_line(report), None))
-    lines.extend(diagnostic_lines(report, max_failed_checks))
-    lines.extend((text, None) for text in cost_lines(report.get("cost")))
+    footer = [(summary_line(report), None)]
+    footer.extend(diagnostic_lines(report, max_failed_checks))
+    footer.extend((text, None) for text in cost_lines(report.get("cost")))
     gate = report.get("phase0_gate")
     if gate and (gate.get("action") in ("pass", "warn") or gate.get("reason") == "same_run_failed"):
-        lines.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
-                      "FAIL" if gate["action"] == "fail" else None))
-    lines.extend(isolation_lines(report.get("isolation")))
-    return lines
+        footer.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
+                       "FAIL" if gate["action"] == "fail" else None))
+    footer.extend(isolation_lines(report.get("isolation")))
+    return lines + [(part, kind) for text, kind in footer for part in footer_wrap(text)]
 
 
 def diagnostic_lines(report, max_failed_checks=10):

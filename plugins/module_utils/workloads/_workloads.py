@@ -137,21 +137,26 @@ def head_service(definition):
 
 
 def watched_jobs(definitions, described, mode):
-    """What the runner's jobs_kubernetes.yml takes for each example's Job: [{name, definition, service, efa, watch}],
-    where `definitions` are the rendered Jobs (templates/jobs.yml.j2), `described` the level description's entries
-    ({name, example, job}) in the same order and `mode` train or eval; `service` is the head Service of a multi-node
-    Job (None otherwise), `watch` what job_run needs to stop the Job when its log shows the override did not take
-    effect."""
-    if len(definitions) != len(described):
-        raise ValueError("watched_jobs: %d Jobs rendered for %d examples" % (len(definitions), len(described)))
-    return [watched_job(definition, entry, mode) for definition, entry in zip(definitions, described)]
+    """What the runner's jobs_kubernetes.yml takes for each example's Job: [{name, definition, service, claim, watch}],
+    where `definitions` are the rendered objects (templates/jobs.yml.j2: the Jobs, in the order of
+    `described`, each followed by its EFA claim template when it has one), `described` the level description's entries
+    ({name, example, job}) and `mode` train or eval; `service` is the head Service of a multi-node Job and `claim` its
+    ResourceClaimTemplate <job name>-efa (None otherwise), `watch` what job_run needs to stop the Job when its log shows
+    the override did not take effect."""
+    jobs = [d for d in definitions if (d or {}).get("kind") == "Job"]
+    claims = dict((((d.get("metadata") or {}).get("name")), d) for d in definitions
+                  if (d or {}).get("kind") == "ResourceClaimTemplate")
+    if len(jobs) != len(described):
+        raise ValueError("watched_jobs: %d Jobs rendered for %d examples" % (len(jobs), len(described)))
+    return [watched_job(definition, entry, mode, claims) for definition, entry in zip(jobs, described)]
 
 
-def watched_job(definition, described, mode):
-    """One entry of watched_jobs."""
+def watched_job(definition, described, mode, claims=None):
+    """One entry of watched_jobs; `claims` the rendered claim templates by name."""
     job = described.get("job") or {}
+    name = ((definition or {}).get("metadata") or {}).get("name")
     return {"name": described.get("name"), "definition": definition, "service": head_service(definition),
-            "efa": int(job.get("efa") or 0),
-            "watch": {"name": ((definition or {}).get("metadata") or {}).get("name"),
+            "claim": (claims or {}).get("%s-efa" % name),
+            "watch": {"name": name,
                       "framework": (described.get("example") or {}).get("framework") or "custom",
                       "mode": mode, "launched": job.get("launched") or {}}}

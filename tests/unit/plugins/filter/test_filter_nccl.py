@@ -13,7 +13,7 @@ from filter_helpers import tagged
 
 def test_filters_exposes_the_names():
     filters = nccl_filter.FilterModule().filters()
-    assert set(filters) == {"nccl_item", "nccl_mpijob", "nccl_launcher"}
+    assert set(filters) == {"nccl_item", "nccl_mpijob", "nccl_launcher", "nccl_log_facts", "nccl_sweep_items"}
     assert filters["nccl_item"] is nccl_filter.nccl_item
     assert filters["nccl_mpijob"] is nccl_filter.nccl_mpijob
 
@@ -41,3 +41,29 @@ def test_nccl_mpijob_filter(convert):
                              "transport": {"instance_type": "g6.8xlarge", "provider": "efa", "nics": 1, "protocol": None,
                                            "gdrdma": False}}
     assert job["instance_type"].__class__ is str
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_nccl_log_facts_is_what_nccl_log_info_returns_for_content(convert):
+    from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
+    log = ("# nccl-tests version 2.17.6 nccl-headers=22807 nccl-library=22807\n"
+           "#  Rank  0 Group  0 Pid   1 on p5-node-0 device  0 [0000:53:00] NVIDIA H100 80GB HBM3\n"
+           "# Avg bus bandwidth    : 120.5 \n")
+    facts = nccl_filter.nccl_log_facts(convert(log))
+    assert facts == _nccl.parse_text(log) and facts["nccl_tests_version"] == "2.17.6"
+    assert nccl_filter.nccl_log_facts(convert("")) is None and nccl_filter.nccl_log_facts(None) is None
+
+
+@pytest.mark.parametrize("convert", [lambda v: v, tagged], ids=["plain", "tagged"])
+def test_nccl_sweep_items_parse_each_probe_that_ran_as_its_nodes_item(convert):
+    from ansible_collections.rlstack.validation.plugins.module_utils.nccl import _nccl
+    log = "# nccl-tests version 2.17.6 nccl-headers=22807 nccl-library=22807\n"
+    results = convert({"p5-node-0": {"status": "ok", "stdout": log}, "p5-node-1": {"status": "crashed", "stdout": log},
+                       "p5-node-2": {"status": "ok", "stdout": ""}})
+    items = nccl_filter.nccl_sweep_items(results, convert("sweep"), convert({"single_rank_ok": True}),
+                                         convert({"p5-node-0": "p5.48xlarge"}))
+    assert [i["node"] for i in items] == ["p5-node-0", "p5-node-2"]
+    assert items[0] == {"name": "sweep", "node": "p5-node-0", "facts": _nccl.parse_text(log),
+                        "expect": {"single_rank_ok": True}, "instance_type": "p5.48xlarge"}
+    assert items[1]["facts"] is None and "instance_type" not in items[1]
+    assert nccl_filter.nccl_sweep_items(None) == []

@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_run
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed
-from ansible_collections.rlstack.validation.plugins.module_utils.workloads._workloads import head_service
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads._workloads import head_service, watched_jobs
 
 
 class ApiException(Exception):
@@ -71,6 +71,51 @@ def test_the_head_service_of_a_multi_node_job_is_made_from_the_job_and_created_f
                           ("POST", "/apis/batch/v1/namespaces/ns/jobs", "Job", "two")]
 
 
+def claim(name):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name}}
+
+
+def test_each_job_gets_its_efa_claim_template_which_is_created_before_the_jobs():
+    # templates/jobs.yml.j2 renders each Job followed by its claim template <job>-efa when EFA comes through DRA
+    one, two = job("one")["definition"], job("two", nodes=2)["definition"]
+    described = [{"name": "a", "example": {"framework": "trl"}, "job": {}}, {"name": "b", "example": {}, "job": {}}]
+    jobs = watched_jobs([one, claim("one-efa"), two], described, "train")
+    assert [(j["name"], (j["claim"] or {}).get("metadata")) for j in jobs] == [("a", {"name": "one-efa"}), ("b", None)]
+    assert jobs[0]["watch"] == {"name": "one", "framework": "trl", "mode": "train", "launched": {}}
+    assert [(o["kind"], o["metadata"]["name"]) for o in _job_run.objects_of(jobs)] == [
+        ("Service", "two"), ("ResourceClaimTemplate", "one-efa"), ("Job", "one"), ("Job", "two")]
+    with pytest.raises(ValueError, match="1 Jobs rendered for 2 examples"):
+        watched_jobs([one, claim("one-efa")], described, "train")
+
+
+def test_what_the_start_created_is_deleted_in_reverse_then_the_pods(monkeypatch):
+    calls = []
+
+    class Deleting:
+        def call_api(self, path, method, body=None, **_kw):
+            calls.append((method, path, body["propagationPolicy"]))
+            if path.endswith("/gone"):
+                raise ApiException(404)
+            if path.endswith("/denied"):
+                raise ApiException(403)
+            return Raw()
+
+    core = types.SimpleNamespace(api_client=Deleting())
+    monkeypatch.setattr(_job_run._pod_batch, "delete_selected", lambda c, ns, sel: calls.append(("pods", ns, sel)) or {
+        "deleted": ["pod-1"], "left": [], "failed": []})
+    created = [claim("one-efa"), {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "gone"}},
+               job("one")["definition"]]
+    out = _job_run.delete_created(KUBERNETES, core, "ns", "a=b", created)
+    assert calls == [("DELETE", "/apis/batch/v1/namespaces/ns/jobs/one", "Background"),
+                     ("DELETE", "/api/v1/namespaces/ns/services/gone", "Background"),
+                     ("DELETE", "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaimtemplates/one-efa", "Background"),
+                     ("pods", "ns", "a=b")]
+    assert out == {"deleted": ["one", "one-efa", "pod-1"], "left": [], "delete_errors": [], "left_nothing": True}
+    calls.clear()
+    out = _job_run.delete_created(KUBERNETES, core, "ns", "a=b", [claim("denied")])
+    assert out["left_nothing"] is False and out["delete_errors"][0]["name"] == "denied"
+
+
 def test_an_attempt_that_finds_the_first_object_creates_nothing():
     api = ApiClient(existing={("Job", "one")})
     assert _job_run.create_objects(KUBERNETES, api, "ns", _job_run.objects_of([job("one"), job("two")])) is False
@@ -116,23 +161,50 @@ class Clock:
         self.now += seconds
 
 
-def test_the_end_gives_the_job_controller_a_few_seconds_to_record_the_outcome():
+FAILED_POD = {"metadata": {"name": "one-abc", "labels": {"batch.kubernetes.io/job-name": "one"}},
+              "status": {"phase": "Failed",
+                         "containerStatuses": [{"state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}}
+
+
+class FailingCluster(Cluster):
+    """A Job of backoffLimit 0 whose controller records its failure on the recorded_on-th read."""
+
+    def jobs(self):
+        self.reads += 1
+        conditions = ([{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                        "message": "Job has reached the specified backoff limit"}]
+                      if self.reads >= self.recorded_on else [])
+        return [{"metadata": {"name": "one"}, "spec": {"backoffLimit": 0}, "status": {"conditions": conditions}}]
+
+
+def test_a_success_the_pods_show_is_the_outcome_at_once():
+    # every pod of the Job succeeded: the controller's record would add nothing (it batches pod updates for a second)
     clock = Clock()
     cluster = Cluster(recorded_on=3)
     params = {"grace_s": 45, "workloads": None, "record_wait_s": 10}
     summary = _job_run.read_outcome(cluster, lambda: ([POD], "1"), [POD], params, clock=clock,
                                     sleep=clock.sleep)[2]
-    assert cluster.reads == 3 and clock.now == 2 * _job_run.REREAD_S
-    assert summary["states"][0]["complete"] and summary["states"][0]["source"] != "pods"
+    assert cluster.reads == 1 and clock.now == 0
+    assert summary["states"][0]["complete"] and summary["states"][0]["source"] == "pods"
 
 
-def test_without_the_controllers_record_the_finished_pods_are_the_outcome_after_record_wait_s():
+def test_the_end_gives_the_job_controller_a_few_seconds_to_record_why_a_job_failed():
     clock = Clock()
-    cluster = Cluster(recorded_on=99)
+    cluster = FailingCluster(recorded_on=3)
+    params = {"grace_s": 45, "workloads": None, "record_wait_s": 10}
+    state = _job_run.read_outcome(cluster, lambda: ([FAILED_POD], "1"), [FAILED_POD], params, clock=clock,
+                                  sleep=clock.sleep)[2]["states"][0]
+    assert cluster.reads == 3 and clock.now == 2 * _job_run.REREAD_S
+    assert state["failed"] and state["source"] != "pods" and state["reason"] == "BackoffLimitExceeded"
+
+
+def test_without_the_controllers_record_the_failed_pods_are_the_outcome_after_record_wait_s():
+    clock = Clock()
+    cluster = FailingCluster(recorded_on=99)
     params = {"grace_s": 45, "workloads": None, "record_wait_s": 4}
-    summary = _job_run.read_outcome(cluster, lambda: ([POD], "1"), [POD], params, clock=clock,
-                                    sleep=clock.sleep)[2]
-    assert clock.now == 4 and summary["states"][0]["source"] == "pods" and summary["states"][0]["complete"]
+    state = _job_run.read_outcome(cluster, lambda: ([FAILED_POD], "1"), [FAILED_POD], params, clock=clock,
+                                  sleep=clock.sleep)[2]["states"][0]
+    assert clock.now == 4 and state["source"] == "pods" and state["failed"] and state["reason"] == "PodFailed"
 
 
 def test_an_empty_log_is_read_again_and_a_log_error_is_not(monkeypatch):

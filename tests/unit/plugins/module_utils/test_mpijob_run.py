@@ -61,12 +61,17 @@ def test_the_wait_settles_on_the_launcher_and_reads_the_mpijob_at_most_every_pol
     assert out["settled"] is True and cluster.reads == 2
 
 
-def test_the_end_gives_the_operator_a_few_seconds_to_record_the_outcome():
+def test_the_end_gives_the_operator_a_few_seconds_to_record_why_it_failed():
     clock = Clock()
-    cluster = Cluster([mpijob("Created"), mpijob("Created"), mpijob("Created", "Succeeded")])
+    cluster = Cluster([mpijob("Created"), mpijob("Created"), mpijob("Created", "Failed")])
+    pods = [launcher("Failed", 1)]
+    state = _mpijob_run.read_outcome(cluster, lambda: (pods, "1"), pods, PARAMS, clock=clock, sleep=clock.sleep)[2]
+    assert cluster.reads == 3 and state["failed"] and state["source"] == "MPIJob status"
+    # a launcher that succeeded is the outcome at once (the operator's record would add nothing)
+    cluster = Cluster([mpijob("Created"), mpijob("Created", "Succeeded")])
     pods = [launcher("Succeeded")]
     state = _mpijob_run.read_outcome(cluster, lambda: (pods, "1"), pods, PARAMS, clock=clock, sleep=clock.sleep)[2]
-    assert cluster.reads == 3 and state["complete"] and state["source"] == "MPIJob status"
+    assert cluster.reads == 1 and state["complete"] and state["source"] == "launcher pod"
     # without the operator's record, the finished launcher pod is the outcome once record_wait_s passed
     clock = Clock()
     cluster = Cluster([mpijob("Created")])

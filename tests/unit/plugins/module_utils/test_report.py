@@ -191,14 +191,20 @@ def cost_stats():
 def test_cost_in_the_footer_json_and_junit():
     (report,) = r.build_reports(cost_stats())
     lines = r.render_table(report)
-    footer = lines[lines.index("2/2 passed in 420s") + 1:]
+    footer = r.cost_lines(report["cost"])
     # 80 GPU-min of p5 at 39.33/8 per GPU-hour = 6.555; 4 GPU-min of g6 at 2.0144 per GPU-hour = 0.1343
-    assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69 at the prices below"
+    assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69:"
     assert footer[1].startswith("  g6.8xlarge: 4.0 GPU-min x $2.0144/GPU-h = $0.1343 (AWS EC2 On-Demand")
-    assert footer[1].endswith("..., 2025)") and len(footer[1]) == r.FOOTER_WIDTH  # the source cut to fit
+    assert footer[1].endswith("..., 2025)")  # the source cut to fit two lines of the console
     assert footer[2] == ("  p5.48xlarge: 80.0 GPU-min x $4.9162/GPU-h = $6.55 (capacity block us-east-1, 2026-11-30)")
     # the same 120 s on 2 x p5en.48xlarge at 63.296/h
     assert footer[3] == "Phase 0 PASS: $0.1343 on g6.8xlarge; the same 120s on 2 x p5en.48xlarge would have cost $4.22"
+    # the console wraps each at a space to fit 80 columns, a continuation indented two more
+    console = lines[lines.index("2/2 passed in 420s") + 1:]
+    assert all(len(line) <= r.FOOTER_WIDTH for line in console)
+    assert " ".join(part.strip() for part in console) == " ".join(line.strip() for line in footer)
+    assert console[1] == footer[1][:len(console[1])] and console[2].startswith("    ")
+    assert r.footer_wrap("  " + "x" * 90) == ["  " + "x" * 90]  # a word longer than the width stays whole
     doc = r.report_json([report])
     cost = doc["clusters"][0]["cost"]
     assert cost["gpu_minutes"] == 84.0 and cost["money"]["usd"] == 6.6893
@@ -244,7 +250,7 @@ def test_isolation_section_fails_the_cluster_and_prints_the_suspects():
                                "evidence": ["p5-node-6-p5-node-7: busbw 156.6 GB/s, 50% below the median pair"]}]}
     report = r.cluster_report("eks", {"run_id": "x", "plan": [], "levels": {}, "isolation": isolation})
     assert report["status"] == "FAIL" and report["isolation"]["suspects"][0]["node"] == "p5-node-7"
-    text = "\n".join(r.render_table(report))
+    text = " ".join(line.strip() for line in r.render_table(report))  # (the console wraps the footer at 80 columns)
     assert "Bad-node isolation: 16 nodes, 3 of at most 6 rounds, 17 MPIJobs, 3.2 GPU-min (estimated 408.0)" in text
     assert "suspect p5-node-7 (confidence high)" in text
     healthy = dict(isolation, suspects=[])
