@@ -10,8 +10,9 @@
 Runs playbooks/validate.yml -i inventories/sim once (the sim must be up: `make sim-up`), with
   * a benchmark-only callback (callback_plugins/task_clock.py) stamping every task start: a level's window runs
     from its first task to the first task after its last one, and its task count is the tasks started in it;
-  * a watch on every pod the run creates: a pod's time is from its creation being seen to its terminal phase
-    being seen; the runner's own time of a level = its window minus the union of its pods' times.
+  * a watch on every pod the run creates: a pod's time is from its creation being seen to its terminal phase, or its
+    deletion (an MPIJob's workers never end by themselves), being seen; one seen neither counts to the level's end;
+    the runner's own time of a level = its window minus the union of its pods' times.
 Then, in the same run, the bare loop: for each level, the same pods (their specs as the run made them, without
 owner) created with the Kubernetes Python client in a namespace of its own, waited for with a watch, their logs
 read, then deleted; `ratio` = level time / bare loop time. Read the ratios, not the seconds: the machine is shared.
@@ -65,7 +66,9 @@ class PodClock(threading.Thread):
                         "name": pod.metadata.name, "namespace": pod.metadata.namespace, "seen": now,
                         "level": (pod.metadata.labels or {}).get(LEVEL_LABEL, ""), "done": None,
                         "body": self.core.api_client.sanitize_for_serialization(pod)})
-                    if pod.status and pod.status.phase in TERMINAL and rec["done"] is None:
+                    # a pod deleted while it runs (an MPIJob's workers, deleted with it) ends when it is gone
+                    if rec["done"] is None and (event["type"] == "DELETED"
+                                                or pod.status and pod.status.phase in TERMINAL):
                         rec["done"] = now
                     if self.stop.is_set():
                         break

@@ -79,12 +79,14 @@ EXAMPLES = r"""
 # tasks = false          # true (or RLSTACK_CONSOLE_TASKS=true, or -v) prints every task as well
 """
 
+import re
 import time
 
 from ansible import constants as C
 from ansible.plugins.callback.default import CallbackModule as DefaultCallbackModule
 
-from ansible_collections.rlstack.validation.plugins.plugin_utils._console import Console, error_message
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._report import wrap_line
+from ansible_collections.rlstack.validation.plugins.plugin_utils._console import Console, error_message, terminal_width
 
 # The task variable a wait sets to say what it waits for, e.g. "the nccl-tests launcher".
 PROGRESS_VAR = "runner_progress"
@@ -140,8 +142,13 @@ class CallbackModule(DefaultCallbackModule):
         return self._full
 
     def _show(self, lines):
+        # on a terminal a longer line is wrapped at a space to its width, continued after the level column ("L3    ");
+        # piped (CI logs) and under AWX, lines stay whole
+        width = terminal_width()
         for text, kind in lines:
-            self._display.display(text, color=_COLORS.get(kind))
+            column = re.match(r"L[0-9.]+ +", text)
+            for part in wrap_line(text, width, " " * column.end() if column else None):
+                self._display.display(part, color=_COLORS.get(kind))
 
     # ------------------------------------------------------------------------- what the quiet console hides
     def v2_playbook_on_play_start(self, play):

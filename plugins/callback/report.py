@@ -86,8 +86,10 @@ from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._repor
     build_reports,
     plain,
     render_table_kinds,
+    wrap_line,
     write_reports,
 )
+from ansible_collections.rlstack.validation.plugins.plugin_utils._console import terminal_width
 from ansible_collections.rlstack.validation.plugins.plugin_utils._report_html import render_html
 
 _COLORS = {"PASS": C.COLOR_OK, "FAIL": C.COLOR_ERROR, "SKIPPED": C.COLOR_SKIP, "NO_DATA": C.COLOR_ERROR}
@@ -132,8 +134,11 @@ class CallbackModule(CallbackBase):
         limit = self.get_option("max_failed_checks")
         if not reports:
             self._display.display("VALIDATION RESULTS: no level reported a result in this run", color=C.COLOR_ERROR)
+        # on a terminal a longer line is wrapped at a space to its width; piped and under AWX, lines stay whole
+        width = terminal_width()
         for report in reports:
-            for line, kind in render_table_kinds(report, max_failed_checks=limit if limit is not None else 10):
+            for line, kind in render_table_kinds(report, max_failed_checks=limit if limit is not None else 10,
+                                                 width=width):
                 self._display.display(line, color=_COLORS.get(kind))
 
         # The run's own setting (-e, inventory) wins over ansible.cfg and the environment.
@@ -149,4 +154,5 @@ class CallbackModule(CallbackBase):
                 self._display.warning("rlstack.validation.report: could not write the report to %s: %s"
                                       % (report_dir, exc))
             else:
-                self._display.display("Validation report written to %s" % ", ".join(paths))
+                for line in wrap_line("Validation report written to %s" % ", ".join(paths), width):
+                    self._display.display(line)

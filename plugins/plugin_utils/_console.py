@@ -16,6 +16,10 @@ Standard library only. See docs/console.md.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+
 from ansible_collections.rlstack.validation.plugins.module_utils import _levels
 from ansible_collections.rlstack.validation.plugins.plugin_utils._progress import LEVEL_WIDTH, Throttle, describe, \
     level_column, seconds, stopped_line
@@ -25,6 +29,14 @@ _CREATES = {"probe_pod": "probe pods on the GPU nodes", "mpijob": "an nccl-tests
 EXCERPT_LINES = 3
 # Rows that are not a level's: they start and end on one line at their verdict.
 ONE_LINE_ROWS = _levels.DIAGNOSTIC_ROWS + ("phase0_gate",)
+
+
+def terminal_width():
+    """The columns of the terminal the console prints to, or None (piped: a CI log; or under ansible-runner, whose pty
+    is no one's terminal: AWX shows the events' text in its own page), where lines stay whole."""
+    if os.environ.get("AWX_ISOLATED_DATA_DIR") or not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def _what_it_creates(level_id):

@@ -1,7 +1,8 @@
 """The job_run module against the simulated cluster, run ad hoc as the runner runs it: it creates the Job, and a Job
 whose replayed log shows RLinf's step counter at 1/1000 (RLinf's own printing, sim/replay/logs/SOURCES.md) is deleted
 on the look that sees it; a healthy one is waited for, its outcome and log read, and kept (the level's cleanup deletes
-it), or with delete_after deleted with its Service and pods; a second attempt of the same task creates nothing."""
+it), or with delete_after deleted with its Service, EFA claim template and pods; a second attempt of the same task
+creates nothing."""
 from __future__ import annotations
 
 import json
@@ -64,15 +65,23 @@ def test_a_healthy_job_is_waited_for_read_and_kept_and_a_second_attempt_creates_
     assert batch.read_namespaced_job("train", namespace).metadata.uid == uid
 
 
-def test_with_delete_after_the_jobs_services_and_pods_are_gone_when_it_returns(batch, core, namespace):
+def test_with_delete_after_the_jobs_services_claims_and_pods_are_gone_when_it_returns(batch, core, custom, namespace):
     job = train_job({"framework": "rlinf", "mode": "train"})
     meta = job["definition"]["metadata"]
     job["service"] = {"apiVersion": "v1", "kind": "Service",
                       "metadata": {"name": meta["name"], "labels": meta["labels"]},
                       "spec": {"clusterIP": "None", "selector": {"batch.kubernetes.io/job-name": meta["name"]},
                                "ports": [{"name": "ray", "port": 6379}]}}
+    # the EFA claim template a Job gets when EFA comes through DRA (templates/efa_claim.yml.j2's shape), created before
+    # the Job and deleted with it (the pod here does not claim it: the sim publishes no EFA device)
+    job["claim"] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": meta["name"] + "-efa", "labels": meta["labels"]},
+                    "spec": {"spec": {"devices": {"requests": [{"name": "efa", "exactly": {
+                        "deviceClassName": "efa.networking.k8s.aws", "count": 1}}]}}}}
     result = job_run(namespace, [job], delete_after=True)
     assert result["examples"]["example"]["state"]["complete"] and result["left_nothing"] is True
+    claims = custom.list_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaimtemplates")
+    assert meta["name"] + "-efa" in result["deleted"] and claims["items"] == []
     assert batch.list_namespaced_job(namespace).items == []
     assert core.list_namespaced_service(namespace).items == []
     assert core.list_namespaced_pod(namespace, label_selector=f"{simkit.LEVEL_LABEL}={L5}").items == []

@@ -216,9 +216,10 @@ def run_cost(rows, prices=None, phase0_compare=None):
     return cost
 
 
-# The columns the console's footer lines fit in (an 80-column terminal cut them mid-word): each is wrapped at a space,
-# a price line's source cut to fit two lines (the report's JSON keeps the whole source).
-FOOTER_WIDTH = 80
+# The columns a price line of the console's footer fits in, its price source cut to fit (a 120-column terminal wrapped
+# it; the report's HTML and JSON keep the whole source). On a narrower terminal every longer line of the table is wrapped
+# at a space to its width (wrap_line); piped (CI logs, AWX) the lines stay whole.
+FOOTER_WIDTH = 120
 
 
 def _fit(text, width):
@@ -237,7 +238,8 @@ def cost_lines(cost):
     levels = ", ".join("%s %.1f" % (level, minutes) for level, minutes in per_level.items() if minutes)
     money = cost["money"]
     text = "GPU time: %.1f GPU-min (%s); estimated %s" % (cost["gpu_minutes"], levels, _cost.usd(money["usd"]))
-    lines = [text + (":" if money["usd"] is not None else " (no price for %s)" % ", ".join(money["unpriced"]))]
+    lines = [text + (" at the prices below" if money["usd"] is not None else
+                     " (no price for %s)" % ", ".join(money["unpriced"]))]
     for itype, info in sorted(money["by_instance_type"].items()):
         if info["price_per_gpu_hour_usd"] is None:
             lines.append("  %s: %.1f GPU-min, %s" % (itype, info["gpu_minutes"] or 0.0, info["source"]))
@@ -245,7 +247,7 @@ def cost_lines(cost):
         head = "  %s: %.1f GPU-min x $%.4f/GPU-h = %s" % (
             itype, info["gpu_minutes"] or 0.0, info["price_per_gpu_hour_usd"], _cost.usd(info["usd"]))
         as_of = ", " + str(info["as_of"]) if info["as_of"] else ""
-        lines.append("%s (%s%s)" % (head, _fit(info["source"], 2 * FOOTER_WIDTH - len(head) - len(as_of) - 20), as_of))
+        lines.append("%s (%s%s)" % (head, _fit(info["source"], FOOTER_WIDTH - len(head) - len(as_of) - 3), as_of))
     phase0 = cost.get("phase0")
     if phase0:
         expensive = phase0["expensive"]
@@ -256,11 +258,15 @@ def cost_lines(cost):
     return lines
 
 
-def footer_wrap(text, width=FOOTER_WIDTH):
-    """One line of the console's footer as lines of at most `width` columns, wrapped at spaces; a continuation is
-    indented two more than the line (a word longer than the width stays whole)."""
+def wrap_line(text, width=None, continuation=None):
+    """One line of the console's table as lines of at most `width` columns (a terminal's; None: the line whole),
+    wrapped at spaces; a continuation is indented by `continuation`, by default two more than the line (a word longer
+    than the width stays whole)."""
+    if not width or len(text) <= width:
+        return [text]
     indent = text[:len(text) - len(text.lstrip())]
-    return textwrap.wrap(text.lstrip(), width, initial_indent=indent, subsequent_indent=indent + "  ",
+    return textwrap.wrap(text.lstrip(), width, initial_indent=indent,
+                         subsequent_indent=indent + "  " if continuation is None else continuation,
                          break_long_words=False, break_on_hyphens=False) or [text]
 
 
@@ -317,12 +323,13 @@ def summary_line(report):
     return footer + " in %s" % _seconds(report["levels_duration_s"])
 
 
-def render_table(report, max_failed_checks=10):
-    """The seed's VALIDATION RESULTS table for one cluster, as a list of lines (no trailing newlines)."""
-    return [text for text, _kind in render_table_kinds(report, max_failed_checks)]
+def render_table(report, max_failed_checks=10, width=None):
+    """The seed's VALIDATION RESULTS table for one cluster, as a list of lines (no trailing newlines); with `width` (a
+    terminal's columns) a longer line is wrapped to it (wrap_line)."""
+    return [text for text, _kind in render_table_kinds(report, max_failed_checks, width)]
 
 
-def render_table_kinds(report, max_failed_checks=10):
+def render_table_kinds(report, max_failed_checks=10, width=None):
     """Like render_table, as (line, kind) pairs; kind is PASS/FAIL/SKIPPED for a level row and the lines
     under it, NO_DATA for the no-data text, None for rules, header and footer (for colouring)."""
     lines = [(RULE, None), ("VALIDATION RESULTS: %s" % report["cluster"], None), (RULE, None)]
@@ -336,12 +343,14 @@ def render_table_kinds(report, max_failed_checks=10):
     lines.append(("%s%s %s%s" % ("Level".ljust(level_w), "Name".ljust(name_w), "Status".ljust(9), "Time"), None))
     lines.append(("%s%s %s%s" % (("-" * 5).ljust(level_w), "-" * name_w, ("-" * 6).ljust(9), "----"), None))
     indent = " " * level_w
+    row_lines = set()  # (wrapped, a level row continues under its name)
     for row in rows:
         time_text = _seconds(row["duration_s"])
         line = "%s%s %s%s" % (row["level"].ljust(level_w), row["name"].ljust(name_w),
                               row["status"].ljust(9), time_text)
         if row["status"] == "SKIPPED" and row["reason"]:
             line = "%s%s" % (line.ljust(level_w + name_w + 1 + 9 + 6), row["reason"])
+        row_lines.add(len(lines))
         lines.append((line, row["status"]))
         lines.extend((text, row["status"]) for text in _metric_lines(row, indent))
         if row["status"] == "FAIL":
@@ -351,15 +360,16 @@ def render_table_kinds(report, max_failed_checks=10):
         row = [r for r in rows if r["id"] == level_id][0]
         lines.append(("note: %s %s was selected but has no result; the run is incomplete"
                       % (row["level"], row["name"]), "FAIL"))
-    footer = [(summary_line(report), None)]
-    footer.extend(diagnostic_lines(report, max_failed_checks))
-    footer.extend((text, None) for text in cost_lines(report.get("cost")))
+    lines.append((summary_line(report), None))
+    lines.extend(diagnostic_lines(report, max_failed_checks))
+    lines.extend((text, None) for text in cost_lines(report.get("cost")))
     gate = report.get("phase0_gate")
     if gate and (gate.get("action") in ("pass", "warn") or gate.get("reason") == "same_run_failed"):
-        footer.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
-                       "FAIL" if gate["action"] == "fail" else None))
-    footer.extend(isolation_lines(report.get("isolation")))
-    return lines + [(part, kind) for text, kind in footer for part in footer_wrap(text)]
+        lines.append(("Phase 0 gate%s: %s" % (" (warn)" if gate["action"] == "warn" else "", gate.get("message")),
+                      "FAIL" if gate["action"] == "fail" else None))
+    lines.extend(isolation_lines(report.get("isolation")))
+    return [(part, kind) for index, (text, kind) in enumerate(lines)
+            for part in wrap_line(text, width, indent + "  " if index in row_lines else None)]
 
 
 def diagnostic_lines(report, max_failed_checks=10):

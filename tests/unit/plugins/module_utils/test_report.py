@@ -191,20 +191,22 @@ def cost_stats():
 def test_cost_in_the_footer_json_and_junit():
     (report,) = r.build_reports(cost_stats())
     lines = r.render_table(report)
-    footer = r.cost_lines(report["cost"])
+    footer = lines[lines.index("2/2 passed in 420s") + 1:]
     # 80 GPU-min of p5 at 39.33/8 per GPU-hour = 6.555; 4 GPU-min of g6 at 2.0144 per GPU-hour = 0.1343
-    assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69:"
+    assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69 at the prices below"
     assert footer[1].startswith("  g6.8xlarge: 4.0 GPU-min x $2.0144/GPU-h = $0.1343 (AWS EC2 On-Demand")
-    assert footer[1].endswith("..., 2025)")  # the source cut to fit two lines of the console
+    assert footer[1].endswith("..., 2025)") and len(footer[1]) == r.FOOTER_WIDTH  # the source cut to fit
     assert footer[2] == ("  p5.48xlarge: 80.0 GPU-min x $4.9162/GPU-h = $6.55 (capacity block us-east-1, 2026-11-30)")
     # the same 120 s on 2 x p5en.48xlarge at 63.296/h
     assert footer[3] == "Phase 0 PASS: $0.1343 on g6.8xlarge; the same 120s on 2 x p5en.48xlarge would have cost $4.22"
-    # the console wraps each at a space to fit 80 columns, a continuation indented two more
-    console = lines[lines.index("2/2 passed in 420s") + 1:]
-    assert all(len(line) <= r.FOOTER_WIDTH for line in console)
-    assert " ".join(part.strip() for part in console) == " ".join(line.strip() for line in footer)
-    assert console[1] == footer[1][:len(console[1])] and console[2].startswith("    ")
-    assert r.footer_wrap("  " + "x" * 90) == ["  " + "x" * 90]  # a word longer than the width stays whole
+    # on an 80-column terminal each is wrapped at a space, a continuation indented two more
+    narrow = r.render_table(report, width=80)
+    wrapped = narrow[narrow.index("2/2 passed in 420s") + 1:]
+    assert all(len(line) <= 80 for line in wrapped) and len(wrapped) > len(footer)
+    assert " ".join(part.strip() for part in wrapped) == " ".join(line.strip() for line in footer)
+    assert wrapped[1] == footer[1][:len(wrapped[1])] and wrapped[2].startswith("    ")
+    assert r.wrap_line("  " + "x" * 90, 80) == ["  " + "x" * 90]  # a word longer than the width stays whole
+    assert r.wrap_line("short", 80) == ["short"] and r.wrap_line("x " * 60) == ["x " * 60]
     doc = r.report_json([report])
     cost = doc["clusters"][0]["cost"]
     assert cost["gpu_minutes"] == 84.0 and cost["money"]["usd"] == 6.6893
@@ -250,7 +252,7 @@ def test_isolation_section_fails_the_cluster_and_prints_the_suspects():
                                "evidence": ["p5-node-6-p5-node-7: busbw 156.6 GB/s, 50% below the median pair"]}]}
     report = r.cluster_report("eks", {"run_id": "x", "plan": [], "levels": {}, "isolation": isolation})
     assert report["status"] == "FAIL" and report["isolation"]["suspects"][0]["node"] == "p5-node-7"
-    text = " ".join(line.strip() for line in r.render_table(report))  # (the console wraps the footer at 80 columns)
+    text = "\n".join(r.render_table(report))
     assert "Bad-node isolation: 16 nodes, 3 of at most 6 rounds, 17 MPIJobs, 3.2 GPU-min (estimated 408.0)" in text
     assert "suspect p5-node-7 (confidence high)" in text
     healthy = dict(isolation, suspects=[])
@@ -296,3 +298,19 @@ def test_phase0_failure_in_the_run_skips_the_expensive_levels_with_the_money_not
     assert rows["l4_rollout"]["reason"] == "not run: L3.5 failed"
     assert report["incomplete"] == []
     assert "Phase 0 gate: Phase 0 FAIL in this run, so ..." in r.render_table(report)
+
+
+def test_on_a_narrow_terminal_a_skipped_rows_reason_continues_under_its_name():
+    stats = {"eks": {"run_id": "r", "plan": [
+        {"id": "l5_training_step/maniskill-openvlaoft-2node", "level": "L5",
+         "name": "Training step: maniskill-openvlaoft-2node", "order": 5, "selected": False}], "levels": {}}}
+    (report,) = r.build_reports(stats)
+    whole = r.render_table(report)
+    row = [line for line in whole if line.startswith("L5 ")][0]
+    assert len(row) > 80 and row.endswith("not selected (--tags)")
+    narrow = r.render_table(report, width=80)
+    at = [i for i, line in enumerate(narrow) if line.startswith("L5 ")][0]
+    assert all(len(line) <= 80 for line in narrow) and len(narrow) == len(whole) + 1
+    # (the level column is 8 wide: the continuation starts two further in, under the name)
+    assert narrow[at + 1].startswith(" " * 10) and not narrow[at + 1].startswith(" " * 11)
+    assert " ".join(narrow[at:at + 2]).split() == row.split()

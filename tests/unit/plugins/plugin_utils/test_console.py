@@ -103,3 +103,23 @@ def test_a_debug_message_is_printed_as_it_is():
     con.host_seen("eks")
     assert con.message("eks", ["3 findings:", "", "  a.yml:1 x"]) == [("3 findings:", None), ("  a.yml:1 x", None)]
     assert con.message("eks", "Cleanup of L3: gone\nsecond") == [("Cleanup of L3: gone", None), ("second", None)]
+
+
+def test_lines_are_wrapped_only_on_a_terminal_that_is_someones(monkeypatch):
+    import io
+    import os
+
+    from ansible_collections.rlstack.validation.plugins.plugin_utils import _console
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("AWX_ISOLATED_DATA_DIR", raising=False)
+    monkeypatch.setattr(_console.sys, "stdout", io.StringIO())
+    assert _console.terminal_width() is None  # piped: a CI log keeps whole lines
+    monkeypatch.setattr(_console.sys, "stdout", Tty())
+    monkeypatch.setattr(_console.shutil, "get_terminal_size", lambda: os.terminal_size((80, 24)))
+    assert _console.terminal_width() == 80
+    monkeypatch.setenv("AWX_ISOLATED_DATA_DIR", "/runner/artifacts/1")  # ansible-runner's pty is no one's terminal
+    assert _console.terminal_width() is None
