@@ -109,7 +109,11 @@ def test_an_awx_cancel_leaves_nothing_within_30_s(core, batch, custom, tmp_path)
     extravars = {"validation_kubeconfig": str(simkit.KUBECONFIG), "validation_run_id": run.run_id,
                  "validation_evidence_dir": str(faultkit.EVIDENCE), **FAST}
     started = time.monotonic()
-    (tmp_path / "runner").mkdir(exist_ok=True)  # ansible-runner refuses a private_data_dir that does not exist
+    # ansible-runner asks cancel_callback after each pexpect wait, 5 s by default (runner.py, 2.4.3: the console's few
+    # lines rarely end one sooner): an L5 whose pods live 3 s could end unseen. A wait of 0.25 s asks often enough. (A
+    # `settings` argument is dropped when env/settings is missing: config/_base.py, so the file says it.)
+    (tmp_path / "runner" / "env").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "runner" / "env" / "settings").write_text("pexpect_timeout: 0.25\n")
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), project_dir=str(faultkit.ROOT),
                                 playbook="playbooks/validate.yml", inventory=str(faultkit.ROOT / "inventories/sim"),
                                 extravars=extravars, tags="l5", envvars=faultkit.runner_envvars(),
