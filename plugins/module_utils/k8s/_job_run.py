@@ -27,7 +27,8 @@ import time
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _job_watch, _pod_batch
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import job_results, jobs_summary
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import StartFailed
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import collection_path, delete_options
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import (
+    KindNotServed, api_caller, collection_path, delete_options)
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls, strip
 
 # Each log request's connect and read bound (all of them together are bounded by read_deadline_s).
@@ -120,20 +121,17 @@ def delete_created(kubernetes, core, namespace, selector, created):
     """Delete what the start created (`created`, in the start's order: deleted in reverse, owners first; one gone
     already is not an error), then the pods `selector` picks, and wait until none is listed: {deleted, left,
     delete_errors, left_nothing}. The GPUs are free for the next level then. job_run and mpijob_run end this way."""
-    errors, deleted = [], []
+    call, errors, deleted = api_caller(kubernetes, core.api_client), [], []
     for definition in reversed(created):
         meta = definition.get("metadata") or {}
         path = collection_path(definition["apiVersion"], definition["kind"], meta.get("namespace") or namespace)
         try:
-            _pod_batch.drain(core.api_client.call_api(
-                "%s/%s" % (path, meta["name"]), "DELETE", body=delete_options(), auth_settings=["BearerToken"],
-                _preload_content=False, header_params={"Accept": "application/json",
-                                                       "Content-Type": "application/json"},
-                _return_http_data_only=True))
+            call("DELETE", "%s/%s" % (path, meta["name"]), body=delete_options())
             deleted.append(meta["name"])
-        except kubernetes.client.exceptions.ApiException as exc:
-            if exc.status != 404:
-                errors.append({"name": meta["name"], "error": _pod_batch.api_message(exc)})
+        except KindNotServed:
+            pass  # gone already
+        except RuntimeError as exc:  # the API server's sentence
+            errors.append({"name": meta["name"], "error": str(exc)})
     gone = _pod_batch.delete_selected(core, namespace, selector)
     errors += gone["failed"]
     return {"deleted": deleted + gone["deleted"], "left": gone["left"], "delete_errors": errors,

@@ -279,10 +279,11 @@ def efa_request(nodes, device_classes=None):
     """How pods ask for EFA on these nodes: {mode, device_class}. mode "extended": vpc.amazonaws.com/efa (the
     EFA device plugin); "dra": a ResourceClaim of the EFA DRA driver's DeviceClass, when no node advertises
     the extended resource and that DeviceClass exists; "none": neither (the pod requests the extended
-    resource, and L0 says why it is missing)."""
+    resource, and L0 says why it is missing). `nodes` are Node objects or what gpu_nodes made of them ({node, efa,
+    ...}: the runner passes those, a few values per node where an object has hundreds)."""
     mode = "none"
     for node in nodes or []:
-        capacity = (node.get("status") or {}).get("capacity") or {}
+        capacity = (node.get("status") or {}).get("capacity") or {"vpc.amazonaws.com/efa": node.get("efa")}
         if str(capacity.get("vpc.amazonaws.com/efa") or "0") not in ("0", ""):
             mode = "extended"
             break

@@ -60,7 +60,8 @@ def api_caller(kubernetes, api_client):
     """call(method, path, query=None, body=None) over the kubernetes client `api_client` (the package `kubernetes`
     passed in, so that this file needs only the standard library): the API's JSON; KindNotServed on HTTP 404; the
     API's sentence (RuntimeError) on another refusal. No _request_timeout: the API guard bounds each call and
-    retries it (docs/reliability.md). objects_absent and probe_run's reads share it."""
+    retries it (docs/reliability.md). objects_absent, probe_run's reads and the deletes at the end of job_run and
+    mpijob_run (_job_run.delete_created) share it."""
     def call(method, path, query=None, body=None):
         try:
             response = api_client.call_api(path, method, query_params=query or [], body=body,

@@ -83,6 +83,18 @@ def test_efa_request_claims_through_dra_without_the_extended_resource():
     assert request == {"mode": "dra", "device_class": "efa.networking.k8s.aws"}
 
 
+def test_efa_request_reads_the_gpu_nodes_summary_as_the_node_objects():
+    def advertised(node):  # a device plugin's resource is in both capacity and allocatable
+        node["status"]["allocatable"] = dict(node["status"]["capacity"])
+        return node
+
+    objects = [advertised(make_node("a", efa=None)), advertised(make_node("b"))]
+    assert k8s.efa_request(k8s.gpu_nodes(objects), [DEVICE_CLASS]) == k8s.efa_request(objects, [DEVICE_CLASS])
+    assert k8s.efa_request(k8s.gpu_nodes(objects), [DEVICE_CLASS])["mode"] == "extended"
+    dra_only = [advertised(make_node("a", efa=None)), advertised(make_node("b", efa="0"))]
+    assert k8s.efa_request(k8s.gpu_nodes(dra_only), [DEVICE_CLASS])["mode"] == "dra"
+
+
 def test_efa_request_none_without_either():
     assert k8s.efa_request([make_node("a", efa=None)], [{"metadata": {"name": "gpu.nvidia.com"}}])["mode"] == "none"
     assert k8s.efa_request([], None)["mode"] == "none"

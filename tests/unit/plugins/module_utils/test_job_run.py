@@ -18,6 +18,7 @@ class ApiException(Exception):
     def __init__(self, status):
         super().__init__("(%s)" % status)
         self.status = status
+        self.reason = "Forbidden" if status == 403 else None  # as kubernetes.client's ApiException has it
         self.body = None
 
 
