@@ -5,6 +5,7 @@ Job's pods once their peers run; in exec mode (SIM_EXEC=host) exec_runtime.py ru
 from __future__ import annotations
 
 import datetime
+import os
 import subprocess
 import threading
 import time
@@ -132,6 +133,18 @@ def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
 
 
 _PROBE_THREAD = threading.local()
+_PROBE_PROCESS = {}
+_PROBE_PROCESS_LOCK = threading.Lock()
+# Probe pods run in shards of nodes, each shard a process of its own with PROBE_THREADS threads, as each node has
+# a kubelet of its own: in one process the watch and every probe's API calls shared one interpreter lock, and
+# at 1,024 nodes on 16 cores that one process set the pace with the machine's load at 3 (docs/fleet-scale.md).
+PROBE_THREADS = 8
+
+
+def probe_shard_count() -> int:
+    """SIM_RUNTIME_SHARDS, else half the cores (one shard on 2 cores: the watch still has its own process)."""
+    value = os.environ.get("SIM_RUNTIME_SHARDS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else max(1, (os.cpu_count() or 2) // 2)
 
 
 def thread_core():
@@ -143,38 +156,75 @@ def thread_core():
     return core
 
 
-def run_probe_pod(pod, envs: list, dest: Path, dyn, owner: list) -> None:
-    """Run a probe pod's command as a kubelet would (replayed python3 on PATH); its output is the pod's log."""
-    ns, name = pod.metadata.namespace, pod.metadata.name
+def process_dyn():
+    """The shard's dynamic client, made once per process (API discovery) and shared by its threads."""
+    with _PROBE_PROCESS_LOCK:
+        if "dyn" not in _PROBE_PROCESS:
+            _PROBE_PROCESS["dyn"] = clients()[2]
+        return _PROBE_PROCESS["dyn"]
+
+
+def probe_item(pod, envs: list, dest: Path) -> dict:
+    """What a shard needs to run a probe pod, as plain values (it crosses to another process)."""
     container = pod.spec.containers[0]
+    return {"ns": pod.metadata.namespace, "name": pod.metadata.name, "uid": pod.metadata.uid,
+            "node": pod.spec.node_name, "argv": list(container.command or []) + list(container.args or []),
+            "env": {e.name: e.value for e in (container.env or []) if e.value is not None},
+            "envs": envs, "dest": str(dest)}
+
+
+def run_probe_pod(item: dict) -> None:
+    """Run a probe pod's command as a kubelet would (replayed python3 on PATH); its output is the pod's log."""
+    ns, name, dest = item["ns"], item["name"], Path(item["dest"])
     env = {"HOME": str(STATE / "exec"), "LANG": "C.UTF-8"}
-    env.update({e["name"]: e["value"] for e in envs})
-    env.update({e.name: e.value for e in (container.env or []) if e.value is not None})
-    env["NODE_NAME"] = pod.spec.node_name
-    env["PATH"] = next(e["value"] for e in envs if e["name"] == "PATH")
+    env.update({e["name"]: e["value"] for e in item["envs"]})
+    env.update(item["env"])
+    env["NODE_NAME"] = item["node"]
+    env["PATH"] = next(e["value"] for e in item["envs"] if e["name"] == "PATH")
     try:
-        proc = subprocess.run(list(container.command or []) + list(container.args or []), env=env,
-                              cwd=STATE / "exec", capture_output=True, timeout=120, check=False)
+        proc = subprocess.run(item["argv"], env=env, cwd=STATE / "exec", capture_output=True, timeout=120,
+                              check=False)
         text = proc.stdout.decode("utf-8", errors="replace") + proc.stderr.decode("utf-8", errors="replace")
     except subprocess.TimeoutExpired:
         text = "sim: the probe command ran past 120 s\n"
     raw = dest.with_suffix(".raw")
     raw.write_text(text)
     cri_log(raw, dest)
-    logs_object(dyn, ns, name, owner, dest)
     try:  # the sim-probe-complete stage ends pods marked so
+        logs_object(process_dyn(), ns, name, [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": item["uid"]}],
+                    dest)
         thread_core().patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
     except Exception as exc:  # the pod may be gone already
         print(f"runtime: marking {ns}/{name} done: {type(exc).__name__}: {exc}", flush=True)
+
+
+def probe_shard(queue) -> None:
+    """One shard's kubelet: run each probe pod it is handed, PROBE_THREADS at a time, until it is handed None."""
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PROBE_THREADS, thread_name_prefix="probe-pod") as pool:
+        for item in iter(queue.get, None):
+            pool.submit(run_probe_pod, item)
+
+
+def start_probe_shards() -> list:
+    """A queue per shard, each read by its own process (spawned: the watch's threads are not forked with it)."""
+    import multiprocessing
+    context = multiprocessing.get_context("spawn")
+    queues = []
+    for index in range(probe_shard_count()):
+        queue = context.Queue()
+        context.Process(target=probe_shard, args=(queue,), name=f"probe-shard-{index}", daemon=True).start()
+        queues.append(queue)
+    return queues
 
 
 def runtime() -> None:
     """Give every pod on a simulated node an Exec (replayed probes) and a Logs object (recorded logs)."""
     if exec_runtime.enabled(STATE):  # SIM_EXEC=host: every pod's command runs for real instead
         return exec_runtime.run(clients, STATE, SYSTEM_NAMESPACES)
-    import concurrent.futures
+    import zlib
     from kubernetes import watch
-    probes = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="probe-pod")
+    shards = start_probe_shards()
     client, api, dyn = clients()
     core = client.CoreV1Api(api)
     node_types = {}
@@ -207,7 +257,7 @@ def runtime() -> None:
                     # A probe pod's entrypoint is its probe: run that command here (python3 is the
                     # replayer), make its output the pod's log, then let the sim-probe-complete stage end it.
                     # Nothing execs into it (the runner reads its log), so it gets no Exec object.
-                    probes.submit(run_probe_pod, pod, envs, dest, dyn, owner)
+                    shards[zlib.crc32(node.encode()) % len(shards)].put(probe_item(pod, envs, dest))
                     done.add(key)
                     continue
                 apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",

@@ -160,17 +160,18 @@ def kwok_env() -> dict:
             "KUBECONFIG": str(STATE / "kwok" / "kwokctl-kubeconfig")}
 
 
-# Up to this many p5 nodes the simulated nodes heartbeat as a kubelet does (sim/kwok.yaml.in says why).
+# Up to this many p5 nodes the simulated cluster behaves as a small real one (sim/kwok.yaml.in says why); beyond,
+# it is a scale measurement's.
 REAL_HEARTBEAT_MAX_NODES = 32
 
 
-def heartbeat_settings(p5_nodes: int) -> dict:
-    """kwokctl's heartbeatFactor for a cluster of `p5_nodes`, and the node status period it is applied to: the
-    kubelet's timing (factor 1, status every 50 s) up to REAL_HEARTBEAT_MAX_NODES, kwokctl's default factor 5 on
-    status every 10 s (also 50 s) beyond."""
+def scale_settings(p5_nodes: int) -> dict:
+    """kwokctl's settings that depend on the cluster's size: up to REAL_HEARTBEAT_MAX_NODES p5 nodes the kubelet's
+    heartbeat (factor 1, status every 50 s) and upstream's client rate limits; beyond, kwokctl's default factor 5
+    on status every 10 s (also 50 s) and no client rate limits (disableQPSLimits)."""
     if p5_nodes <= REAL_HEARTBEAT_MAX_NODES:
-        return {"SIM_HEARTBEAT_FACTOR": "1", "SIM_NODE_STATUS_MS": "50000"}
-    return {"SIM_HEARTBEAT_FACTOR": "5", "SIM_NODE_STATUS_MS": "10000"}
+        return {"SIM_HEARTBEAT_FACTOR": "1", "SIM_NODE_STATUS_MS": "50000", "SIM_DISABLE_QPS_LIMITS": "false"}
+    return {"SIM_HEARTBEAT_FACTOR": "5", "SIM_NODE_STATUS_MS": "10000", "SIM_DISABLE_QPS_LIMITS": "true"}
 
 
 def render(template: Path, out: Path, extra: dict) -> None:
@@ -348,7 +349,7 @@ def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     v = versions()
     cfg = STATE / "kwok.yaml"
     render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"],
-                                       **heartbeat_settings(p5_nodes)})
+                                       **scale_settings(p5_nodes)})
     create_cluster(bins, cfg)
     shutil.copy(STATE / "kwok" / "clusters" / CLUSTER / "kubeconfig.yaml", kubeconfig())
     client, api, dyn = clients()

@@ -71,7 +71,9 @@ def sim_cpu_s() -> dict:
         argv = [a.decode(errors="replace") for a in cmdline.split(b"\0") if a]
         # a Python process by what it runs (simctl.py runtime, relay, ...), a binary by its name
         name = Path(argv[0]).name if argv else proc.name
-        if name.startswith("python") and len(argv) > 2:
+        if any("multiprocessing" in a for a in argv):  # the node runtime's probe shards (sim/node_runtime.py)
+            name = "simctl.py runtime"
+        elif name.startswith("python") and len(argv) > 2:
             name = "%s %s" % (Path(argv[1]).name, argv[2])
         total[name] = total.get(name, 0.0) + sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
     return total

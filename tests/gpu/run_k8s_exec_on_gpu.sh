@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The collection through Kubernetes on a lent GPU machine, pods executing for real: the simulated cluster from
 # `make sim-pack` (sim/device_up.sh), exec mode, inventories/sim with tests/gpu/k8s_exec_h200.yml; docs/hardware.md.
-#   tests/gpu/run_k8s_exec_on_gpu.sh OUTDIR PACK [PARTS]    PARTS: comma-separated of a,w,b,c,e,d (default all)
+#   tests/gpu/run_k8s_exec_on_gpu.sh OUTDIR PACK [PARTS]    PARTS: comma-separated of a,w,b,c,e,d,i (default a,w,b,c,e,d)
 #     a  L0-L4 expecting the GPU this machine has (an H200, or the H100 a session may be lent instead)
 #     w  L0 expecting 8 GPUs, then L0 expecting the other GPU type (both must FAIL naming the node)
 #     b  L4 with the real LIBERO 0.1.1 ($SIM_CACHE/exec/libero-0.1.1): without its config, then with it
 #     c  L5/L6 with TRL GRPO as Jobs
 #     e  the broken L5/L6 examples (tests/gpu/k8s_exec_broken.yml) as Jobs: each must FAIL as on the host transport
 #     d  benchmarks/fleet_scale/run.py (replayed probes), once per count in $FLEET_NODES (default "2 16 64 256")
+#     i  bad-node isolation at 16 and 64 nodes (make test-isolate's cases; $ISOLATE_K picks them, pytest's -k)
 # Environment: SIM_DEVICE_WHEELS, SIM_DEVICE_COLLECTIONS as for sim/device_up.sh. Every cluster it starts is
 # stopped on exit, also on failure (their processes run in sessions of their own).
 set -uo pipefail
@@ -85,5 +86,11 @@ case ,$parts, in *,d,*)
       --repeat 1 --json "$out/fleet-$n.json" > "$out/fleet-$n.log" 2>&1
     note "fleet $n nodes: rc=$? $(( $(date +%s) - t ))s"
   done ;;
+esac
+case ,$parts, in *,i,*)
+  t=$(date +%s)
+  timeout -s INT -k 60 "${ISOLATE_TIMEOUT_S:-540}" .venv/bin/python -m pytest tests/sim/test_sim_isolate.py -q \
+    -p no:cacheprovider -m isolate_scale -k "${ISOLATE_K:-16 or 64}" --durations=0 > "$out/isolate.log" 2>&1
+  note "isolate: rc=$? $(( $(date +%s) - t ))s" ;;
 esac
 note "done"

@@ -1,0 +1,83 @@
+"""The replay-mode node runtime's probe shards (sim/node_runtime.py) and the size-dependent settings of the
+simulated cluster (sim/simctl.py scale_settings), without starting a cluster."""
+import importlib.util
+import pickle
+import string
+import sys
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+SIM = Path(__file__).resolve().parents[3] / "sim"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"sim_{name}", SIM / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+simctl = load("simctl")
+node_runtime = sys.modules["node_runtime"]  # simctl.py imports it from sim/
+
+
+def rendered_options(p5_nodes):
+    values = {"SIM_BIN": "/bin", "SIM_K8S_VERSION": "1.34.4", **simctl.scale_settings(p5_nodes)}
+    return yaml.safe_load(string.Template((SIM / "kwok.yaml.in").read_text()).substitute(values))["options"]
+
+
+def test_small_clusters_keep_upstream_rate_limits_and_large_ones_lift_them():
+    limit = simctl.REAL_HEARTBEAT_MAX_NODES
+    small, large = rendered_options(limit), rendered_options(limit + 1)
+    assert (small["disableQPSLimits"], small["heartbeatFactor"]) == (False, 1)
+    assert (large["disableQPSLimits"], large["heartbeatFactor"]) == (True, 5)
+
+
+def test_shards_default_to_half_the_cores_and_follow_the_setting(monkeypatch):
+    monkeypatch.delenv("SIM_RUNTIME_SHARDS", raising=False)
+    monkeypatch.setattr(node_runtime.os, "cpu_count", lambda: 16)
+    assert node_runtime.probe_shard_count() == 8
+    monkeypatch.setattr(node_runtime.os, "cpu_count", lambda: 2)
+    assert node_runtime.probe_shard_count() == 1
+    monkeypatch.setenv("SIM_RUNTIME_SHARDS", "3")
+    assert node_runtime.probe_shard_count() == 3
+    monkeypatch.setenv("SIM_RUNTIME_SHARDS", "0")
+    assert node_runtime.probe_shard_count() == 1
+
+
+def probe_pod():
+    container = client.V1Container(name="probe", image="x", command=["sh", "-c"],
+                                   args=['echo "probe on $NODE_NAME at $SIM_LEVEL with $EXTRA"; exit 3'],
+                                   env=[client.V1EnvVar(name="EXTRA", value="value"),
+                                        client.V1EnvVar(name="FROM_FIELD", value=None)])
+    return client.V1Pod(metadata=client.V1ObjectMeta(name="l0-probe-0", namespace="rlsv", uid="u-1"),
+                        spec=client.V1PodSpec(containers=[container], node_name="p5-node-0"))
+
+
+class FakeCore:
+    def __init__(self):
+        self.patched = []
+
+    def patch_namespaced_pod(self, name, ns, body):
+        self.patched.append((ns, name, body))
+
+
+def test_a_probe_item_crosses_processes_and_its_command_becomes_the_pods_log(monkeypatch, tmp_path):
+    envs = [{"name": "PATH", "value": "/usr/bin:/bin"}, {"name": "SIM_LEVEL", "value": "l0_infrastructure"}]
+    item = pickle.loads(pickle.dumps(node_runtime.probe_item(probe_pod(), envs, tmp_path / "rlsv_l0-probe-0.log")))
+    assert item["argv"][:2] == ["sh", "-c"] and item["env"] == {"EXTRA": "value"}
+    applied, core = [], FakeCore()
+    (tmp_path / "exec").mkdir()
+    monkeypatch.setattr(node_runtime, "STATE", tmp_path)
+    monkeypatch.setattr(node_runtime, "process_dyn", lambda: "dyn")
+    monkeypatch.setattr(node_runtime, "thread_core", lambda: core)
+    monkeypatch.setattr(node_runtime, "logs_object", lambda *args: applied.append(args))
+    node_runtime.run_probe_pod(item)
+    log = (tmp_path / "rlsv_l0-probe-0.log").read_text()
+    assert log.endswith(" stdout F probe on p5-node-0 at l0_infrastructure with value\n")
+    (dyn, ns, name, owner, dest), = applied
+    assert (dyn, ns, name, owner[0]["uid"]) == ("dyn", "rlsv", "l0-probe-0", "u-1")
+    assert dest == tmp_path / "rlsv_l0-probe-0.log"
+    assert core.patched == [("rlsv", "l0-probe-0", {"metadata": {"annotations": {node_runtime.PROBE_DONE: "true"}}})]
