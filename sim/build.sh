@@ -78,14 +78,8 @@ link_components() {  # program, components...: a symlink per component, replacin
   done
 }
 
-# Both programs at once: each waits on the module proxy while it resolves and links on one core, when the other can
-# use the rest (docs/performance.md, "A cold make demo").
-pids=()
-[ -x "$bin/rlstack-sim" ] || { (build_k8s_multicall) & pids+=("$!"); }
-[ -x "$bin/rlstack-kwok" ] || { (build_kwok_multicall) & pids+=("$!"); }
-failed=0
-for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-[ "$failed" = 0 ] || die "building the simulated cluster's programs failed (the lines above say where)"
+[ -x "$bin/rlstack-sim" ] || (build_k8s_multicall)
+[ -x "$bin/rlstack-kwok" ] || (build_kwok_multicall)
 # shellcheck disable=SC2086
 link_components rlstack-sim $K8S_COMPONENTS
 # shellcheck disable=SC2086
