@@ -1,23 +1,13 @@
 """The replay-mode node runtime's probe shards (sim/node_runtime.py) and the size-dependent settings of the
 simulated cluster (sim/simctl.py scale_settings), without starting a cluster."""
-import importlib.util
 import pickle
 import string
 import sys
-from pathlib import Path
 
 import yaml
 from kubernetes import client
 
-SIM = Path(__file__).resolve().parents[3] / "sim"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"sim_{name}", SIM / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from simload import SIM, load
 
 simctl = load("simctl")
 node_runtime = sys.modules["node_runtime"]  # simctl.py imports it from sim/

@@ -1,19 +1,9 @@
 """The simulated cluster's shape (SIM_NODES) and how scenarios target nodes, without starting it."""
-import importlib.util
 import ipaddress
-from pathlib import Path
 
 import pytest
 
-SIM = Path(__file__).resolve().parents[3] / "sim"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"sim_{name}", SIM / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from simload import load
 
 simctl = load("simctl")
 replay = load("replay")
