@@ -17,58 +17,44 @@ log "binary cache: $bin"
 K=$SIM_K8S_VERSION
 MINOR=${K#1.}; MINOR=${MINOR%%.*}
 
-# Two multi-call programs instead of nine binaries (sim/multicall/, docs/performance.md): each component is a
-# symlink to the program that holds it, which picks the component by the name it is run as. Two, not one,
-# because kwok v0.8.0 needs the Kubernetes libraries at v0.36 while the control plane is built from
-# k8s.io/kubernetes' own staging modules (v0.34), and one Go program has one version of each library.
-K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
-KWOK_COMPONENTS="kwok kwokctl etcd mpi-operator"
+# One multi-call program instead of nine binaries (sim/multicall/, docs/performance.md): each component is a
+# symlink to it, and it picks the component by the name it is run as. One program builds each library once: the
+# control plane's minor is the one whose libraries kwok needs (kwok v0.8.0 asks for the Kubernetes libraries at
+# v0.36 and runs Kubernetes 1.36 by default), so k8s.io/kubernetes' staging modules and kwok's libraries are the
+# same modules at one version. (Until 2026-12-06 two programs, a 1.34 control plane and kwok at v0.36, compiled
+# about 57 MB of the same library source twice.)
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl etcd mpi-operator"
 
-multicall_src() {  # dir: the program's main.go and the shared dispatch
-  cp "$here/multicall/$1/main.go" "$here/multicall/dispatch.go" .
-}
-
-build_k8s_multicall() {
+# `go install mpi-operator@version` asks the proxy for the module's version list (a deprecation check), which
+# the proxy refuses for this module; a wrapper module resolves exact versions without it.
+build_multicall() {
   local w; w=$(mktemp -d); trap 'rm -rf "$w"' RETURN
   cd "$w"
-  go mod init simk8s-build >/dev/null 2>&1
-  # Kubernetes 1.33/1.34 declare go 1.24: keep upstream's runtime behaviour.
-  go mod edit -godebug=default=go1.24
-  local gomod
+  go mod init rlstack-sim-build >/dev/null 2>&1
+  local gomod godebug
   gomod=$(go mod download -json "k8s.io/kubernetes@v$K" | python3 -c 'import json,sys;print(json.load(sys.stdin)["GoMod"])')
+  # upstream's runtime behaviour: k8s.io/kubernetes' own godebug default (v1.36.3: default=go1.26)
+  godebug=$(awk '$1 == "godebug" {print $2; exit}' "$gomod")
+  if [ -n "$godebug" ]; then go mod edit -godebug="$godebug"; fi
   # k8s.io/kubernetes requires its staging modules at v0.0.0; map each to its published v0.<minor>.<patch>.
   local m
   while read -r m; do
     go mod edit -replace="$m=$m@v0.${K#1.}"
   done < <(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' "$gomod")
-  step "resolving k8s.io/kubernetes v$K modules"
-  go get "k8s.io/kubernetes@v$K" >/dev/null 2>&1 || go get "k8s.io/kubernetes@v$K"
+  step "resolving k8s.io/kubernetes v$K, kwok v$SIM_KWOK_VERSION, etcd v$SIM_ETCD_VERSION, mpi-operator v$SIM_MPI_OPERATOR_VERSION modules"
+  local mods=("k8s.io/kubernetes@v$K" "sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "go.etcd.io/etcd/server/v3@v$SIM_ETCD_VERSION"
+              "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION")
+  go get "${mods[@]}" >/dev/null 2>&1 || go get "${mods[@]}"
+  go list -m k8s.io/client-go google.golang.org/grpc sigs.k8s.io/controller-runtime | sed 's/^/    /' >&2
   local ldf="-s -w" p date; date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf+=" -X $p.gitVersion=v$K -X $p.gitMajor=1 -X $p.gitMinor=$MINOR"
     ldf+=" -X $p.gitTreeState=clean -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=$date"
   done
-  multicall_src k8s
-  step "building rlstack-sim v$K ($K8S_COMPONENTS; cold: several minutes on 2 cores)"
+  cp "$here/multicall/main.go" "$here/multicall/dispatch.go" .
+  step "building rlstack-sim ($COMPONENTS; cold: about 6 minutes on 2 cores)"
   go build -trimpath -ldflags "$ldf" -o "$bin/rlstack-sim.tmp" .
   mv "$bin/rlstack-sim.tmp" "$bin/rlstack-sim"
-}
-
-# `go install mpi-operator@version` asks the proxy for the module's version list (a deprecation check), which
-# the proxy refuses for this module; a wrapper module resolves exact versions without it.
-build_kwok_multicall() {
-  local w; w=$(mktemp -d); trap 'rm -rf "$w"' RETURN
-  cd "$w"
-  go mod init simkwok-build >/dev/null 2>&1
-  step "resolving kwok v$SIM_KWOK_VERSION, etcd v$SIM_ETCD_VERSION, mpi-operator v$SIM_MPI_OPERATOR_VERSION modules"
-  local mods=("sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "go.etcd.io/etcd/server/v3@v$SIM_ETCD_VERSION"
-              "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION")
-  go get "${mods[@]}" >/dev/null 2>&1 || go get "${mods[@]}"
-  go list -m k8s.io/client-go google.golang.org/grpc sigs.k8s.io/controller-runtime | sed 's/^/    /' >&2
-  multicall_src kwok
-  step "building rlstack-kwok ($KWOK_COMPONENTS)"
-  go build -trimpath -ldflags "-s -w" -o "$bin/rlstack-kwok.tmp" .
-  mv "$bin/rlstack-kwok.tmp" "$bin/rlstack-kwok"
 }
 
 link_components() {  # program, components...: a symlink per component, replacing an older per-binary build
@@ -78,16 +64,13 @@ link_components() {  # program, components...: a symlink per component, replacin
   done
 }
 
-[ -x "$bin/rlstack-sim" ] || (build_k8s_multicall)
-[ -x "$bin/rlstack-kwok" ] || (build_kwok_multicall)
+[ -x "$bin/rlstack-sim" ] || (build_multicall)
 # shellcheck disable=SC2086
-link_components rlstack-sim $K8S_COMPONENTS
-# shellcheck disable=SC2086
-link_components rlstack-kwok $KWOK_COMPONENTS
+link_components rlstack-sim $COMPONENTS
 # etcdctl: kwokctl's binary runtime runs it only for `kwokctl snapshot` (kwok v0.8.0
 # pkg/kwokctl/runtime/binary/cluster_snapshot.go), which nothing here uses; the name stays so kwokctl's
 # configuration (sim/kwok.yaml.in) and simctl.py find every binary, and running it says it is not built in.
-link_components rlstack-kwok etcdctl
+link_components rlstack-sim etcdctl
 # The stage YAMLs and the MPIJob CRD come from the same module downloads (never copied into the repo).
 GOFLAGS="" go mod download "sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "github.com/kubeflow/mpi-operator@v$SIM_MPI_OPERATOR_VERSION"
 

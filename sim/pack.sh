@@ -18,7 +18,7 @@ GOFLAGS="" go mod download "sigs.k8s.io/kwok@v$SIM_KWOK_VERSION" "github.com/kub
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 b="$stage/bin/$(basename "$bin")"
 mkdir -p "$b"
-cp -P "$bin"/rlstack-sim "$bin"/rlstack-kwok "$b"/
+cp -P "$bin"/rlstack-sim "$b"/
 for f in "$bin"/*; do  # the component symlinks, as build.sh made them
   [ -L "$f" ] && cp -P "$f" "$b"/
 done

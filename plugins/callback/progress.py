@@ -93,7 +93,7 @@ PROGRESS_VAR = "runner_progress"
 # A task whose failure the results table already tells (finish_run.yml's "a level failed") sets it.
 QUIET_VAR = "runner_progress_quiet"
 # The facts of roles/runner: a level starts (level_start.yml), a level ends (level.yml decides runner_stop),
-# the Phase 0 gate settles (phase0_settle.yml).
+# the Phase 0 gate settles (finish_level.yml, with Phase 0's verdict).
 LEVEL_FACT = "runner_level"
 _COLORS = {"PASS": C.COLOR_OK, "FAIL": C.COLOR_ERROR, "SKIPPED": C.COLOR_SKIP, "WAIT": None}
 
@@ -118,6 +118,7 @@ class CallbackModule(DefaultCallbackModule):
         super().__init__()
         self._started = {}
         self._waiting = {}
+        self._gate_said = {}  # the Phase 0 gate's line per host, said once the level that settled it has its line
         self._console = None
         self._full = None
 
@@ -190,7 +191,7 @@ class CallbackModule(DefaultCallbackModule):
             super().v2_runner_item_on_failed(result)
 
     def v2_playbook_on_stats(self, stats):
-        self._show(self._con().finish(time.time()))
+        self._show(self._con().finish(time.time()) + [self._gate_said.pop(h) for h in list(self._gate_said)])
         if self._stream():
             super().v2_playbook_on_stats(stats)
 
@@ -232,12 +233,15 @@ class CallbackModule(DefaultCallbackModule):
         for judged in [res] + [r for r in res.get("results") or [] if isinstance(r, dict)]:
             if isinstance(judged.get("verdict"), dict) and judged["verdict"].get("status"):
                 lines += con.verdict(host, judged["verdict"], now)
-        if "runner_stop" in facts and con.level_of(host):
-            lines += con.level_done(host, now)
-        # Phase 0 in this run stopped the expensive levels: said at once (a pass is the footer's line)
+        # Phase 0 in this run stopped the expensive levels (its verdict settles the gate): said right after Phase 0's
+        # own line (a pass is the footer's line)
         gate = facts.get("runner_phase0_gate")
         if isinstance(gate, dict) and gate.get("action") == "fail" and gate.get("reason") == "same_run_failed":
-            lines.append(("Phase 0 gate: %s" % gate.get("message"), "FAIL"))
+            self._gate_said[host] = ("Phase 0 gate: %s" % gate.get("message"), "FAIL")
+        if "runner_stop" in facts and con.level_of(host):
+            lines += con.level_done(host, now)
+        if "runner_stop" in facts or not con.level_of(host):
+            lines += [self._gate_said.pop(host)] if host in self._gate_said else []
         return lines
 
     def v2_runner_on_failed(self, result, ignore_errors=False):

@@ -40,7 +40,7 @@ options:
 EXAMPLES = r"""
 - name: Write down what Phase 0 proved
   ansible.builtin.set_fact:
-    phase0_efa_result: >-
+    my_phase0_record: >-
       {{ runner_level_status | rlstack.validation.phase0_record(runner_run, inventory_hostname, phase0_efa_fingerprint) }}
 """
 

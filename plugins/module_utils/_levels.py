@@ -17,7 +17,7 @@ Fields of a level:
   skip_to   what validate.sh's --level/--skip-to call it (a number)
   kind      how the level runs: probe (a probe pod per target: runner tasks/probe_level.yml), jobs (one Job per
             example of validation_examples: runner tasks/example_jobs.yml) or mpijob (nccl-tests as an MPIJob,
-            the level role's own steps)
+            the level role's own steps, roles/<id>/tasks/steps.yml)
   probe     the probe script in roles/<id>/files/ (kind probe), else None
   per_example  whether the level has one row per example (L5, L6 with an evaluation)
   local     what local mode renders for the level: the kinds of objects it would create
@@ -35,7 +35,9 @@ greps the runner's task files and _plan.py for ids):
   isolate_from  a failed multi-node NCCL result of the level is where bad-node isolation starts (roles/isolate);
             'instance_type': its command narrows the nodes to the instance type the level ran on (Phase 0 runs
             on the cheap nodes), 'all': every GPU node; None: the level offers no isolation
-  opens_phase0_gate  the level's pass in this run opens the Phase 0 gate (docs/phase0.md)
+  opens_phase0_gate  the level's pass in this run opens the Phase 0 gate (docs/phase0.md): its verdict settles a gate
+            that waited for it (runner tasks/finish_level.yml), and the run's end hands its record, the <id>_result
+            its steps set, to the next job of an AWX workflow (runner tasks/finish_run.yml)
   after_probe  (kind probe) the role's task file that gathers the rest of the evidence after the probe (L3:
             nccl-tests across nodes, evidence.yml), else None
   asks_efa  the level's pods may ask for EFA (nccl-tests across nodes, an example with efa): when the plan runs such a

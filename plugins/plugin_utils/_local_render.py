@@ -42,7 +42,7 @@ def representative_nodes(count, instance_type, profile=None, subnet=1):
 
 def _mpijob_files(runner_dir):
     """The script every nccl-tests rank runs, shipped in a ConfigMap of the MPIJob's name
-    (roles/runner/tasks/mpijob.yml)."""
+    (roles/runner/tasks/nccl_tests.yml)."""
     return {"nccl_tests_json.sh": os.path.join(runner_dir, "files", "nccl_tests_json.sh")}
 
 

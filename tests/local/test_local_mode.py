@@ -266,7 +266,7 @@ def test_a_crashing_tool_is_evidence_missing_not_a_pass(tmp_path):
 
 
 def test_kueue_and_efa_claim_manifests_validate(tmp_path):
-    """With a Kueue queue and EFA through DRA (as tasks/mpijob.yml decides on a DRA-only cluster), the
+    """With a Kueue queue and EFA through DRA (as tasks/nccl_tests.yml decides on a DRA-only cluster), the
     MPIJob (runPolicy.suspend, queue label, worker resourceClaims) and the Jobs (spec.suspend) still pass
     the Kubernetes and MPIJob schemas."""
     run = run_local(["-i", str(INVENTORY), "-e", "validation_kueue_queue=team-a", "-e",

@@ -27,7 +27,7 @@ NODES = {
 def test_apiserver_version(api_client):
     from kubernetes import client
     info = client.VersionApi(api_client).get_code()
-    k8s = simkit.versions()["SIM_K8S_VERSION"]  # 1.34.4
+    k8s = simkit.versions()["SIM_K8S_VERSION"]  # 1.36.3
     assert info.git_version == f"v{k8s}"
     assert (info.major, info.minor) == tuple(k8s.split(".")[:2])
 
@@ -197,7 +197,7 @@ def test_sim_processes_listen_on_loopback_only():
     # The MPI operator (and the unshare wrapper it runs under) live in a network namespace of their own;
     # its health server's :8080 on every interface is there, not here.
     tree = _tree(recorded["mpi-operator"], kids)
-    # by the name it runs as: the binary is the rlstack-kwok multi-call program (sim/multicall), its symlink
+    # by the name it runs as: the binary is the rlstack-sim multi-call program (sim/multicall), its symlink
     # mpi-operator is argv[0]
     argv0 = {p: Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()
              for p in tree if Path(f"/proc/{p}/cmdline").exists()}

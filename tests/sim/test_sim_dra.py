@@ -1,9 +1,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""EFA through DRA against the real control plane (resource.k8s.io/v1, Kubernetes 1.34): the EFA DRA
+"""EFA through DRA against the real control plane (resource.k8s.io/v1, Kubernetes 1.36): the EFA DRA
 driver's DeviceClass and a ResourceSlice for p5-node-0 as the driver would publish them (no driver runs
 in the sim, so the test publishes the slice), L0's count from what the API server returns, and a pod that
-claims EFA through a ResourceClaimTemplate of the shape tasks/mpijob.yml creates, allocated by the real
+claims EFA through a ResourceClaimTemplate of the shape tasks/nccl_tests.yml creates, allocated by the real
 kube-scheduler from the slice. ~20 s."""
 from __future__ import annotations
 

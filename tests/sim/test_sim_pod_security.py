@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The run's pods ask for no more than they need (issue 27 item 7): L0-L2 pass in a namespace that enforces Pod
 Security baseline, and with validation_run_as_user in one that enforces restricted. The simulated kube-apiserver
-(v1.34) runs the PodSecurity admission plugin (on by default), so the namespace label is enforced: the test first
+(v1.36) runs the PodSecurity admission plugin (on by default), so the namespace label is enforced: the test first
 shows that a bare pod is refused there. The namespace exists before the run (the run then takes it as it is and
 leaves it); no shared storage there, so validation_storage_claim is empty. About 60 s each."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The multi-call programs and `make sim-pack` (sim/build.sh, sim/multicall/, sim/pack.sh, sim/device_up.sh) carry
+"""The multi-call program and `make sim-pack` (sim/build.sh, sim/multicall/, sim/pack.sh, sim/device_up.sh) carry
 every binary and module file the simulated cluster starts from, and simctl.py finds the module files of a pack
 through $GOMODCACHE on a machine without Go."""
 import importlib.util
@@ -17,28 +17,25 @@ def load_simctl():
 
 def _build_components():
     text = (SIM / "build.sh").read_text()
-    names = set()
-    for var in ("K8S_COMPONENTS", "KWOK_COMPONENTS"):
-        names |= set(re.search(rf'^{var}="([^"]+)"', text, re.M).group(1).split())
-    names |= set(re.findall(r"^link_components rlstack-\w+ ([a-z-]+)$", text, re.M))
+    names = set(re.search(r'^COMPONENTS="([^"]+)"', text, re.M).group(1).split())
+    names |= set(re.findall(r"^link_components rlstack-sim ([a-z-]+)$", text, re.M))
     return names
 
 
-def test_every_binary_simctl_and_kwokctl_start_is_a_component_of_a_multicall_program():
+def test_every_binary_simctl_and_kwokctl_start_is_a_component_of_the_multicall_program():
     simctl = load_simctl()
     assert set(simctl.BINARIES) == _build_components()
     named = set(re.findall(r"\$\{SIM_BIN\}/([a-z-]+)", (SIM / "kwok.yaml.in").read_text()))
     assert named <= _build_components()
 
 
-def test_each_program_dispatches_on_the_components_build_sh_links_to_it():
+def test_the_program_dispatches_on_the_components_build_sh_links_to_it():
     text = (SIM / "build.sh").read_text()
-    for program, var in (("k8s", "K8S_COMPONENTS"), ("kwok", "KWOK_COMPONENTS")):
-        main = (SIM / "multicall" / program / "main.go").read_text()
-        table = re.search(r"var commands = map\[string\][^{]*\{(.*?)\n\}", main, re.S).group(1)
-        # kwok-controller: the name kwokctl's binary runtime runs kwok by (its copy in the cluster's bin folder)
-        assert set(re.findall(r'^\s+"([a-z-]+)":', table, re.M)) - {"kwok-controller"} == set(
-            re.search(rf'^{var}="([^"]+)"', text, re.M).group(1).split())
+    main = (SIM / "multicall" / "main.go").read_text()
+    table = re.search(r"var commands = map\[string\][^{]*\{(.*?)\n\}", main, re.S).group(1)
+    # kwok-controller: the name kwokctl's binary runtime runs kwok by (its copy in the cluster's bin folder)
+    assert set(re.findall(r'^\s+"([a-z-]+)":', table, re.M)) - {"kwok-controller"} == set(
+        re.search(r'^COMPONENTS="([^"]+)"', text, re.M).group(1).split())
 
 
 def test_the_pack_holds_every_module_file_simctl_reads_at_up():

@@ -99,8 +99,8 @@ def test_each_level_has_its_role_and_probe(level):
     main = (role / "tasks" / "main.yml").read_text(encoding="utf-8")
     assert "tasks_from: level.yml" in main
     assert re.search(r"^\s+runner_level_id: %s$" % level["id"], main, re.M), "roles/%s names another level" % level["id"]
-    # the runner picks a probe or jobs level's steps by the registry's kind; only an mpijob level names its own
-    assert ("runner_level_steps:" in main) == (level["kind"] == "mpijob")
+    # the runner picks a level's steps by the registry's kind; an mpijob level's are its role's tasks/steps.yml
+    assert (role / "tasks" / "steps.yml").is_file() == (level["kind"] == "mpijob")
 
 
 # ------------------------------------------------------------------------------------- playbooks/validate.yml
