@@ -26,12 +26,15 @@ help:
 
 venv: $(VENV)/.installed
 
+# --no-compile: pip would compile every .py file it installs to bytecode (the `ansible` package alone holds the
+# collections' tens of thousands), minutes of CPU while make demo builds the simulated cluster beside it; Python
+# compiles what a run imports, once, on first import.
 $(VENV)/.installed: requirements.txt test-requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	@echo "==> creating $(VENV) and installing pinned dependencies (first run: a few minutes)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar on --disable-pip-version-check -q --upgrade pip==26.3
-	$(BIN)/pip install --progress-bar on --disable-pip-version-check -r requirements.txt -r test-requirements.txt \
+	$(BIN)/pip install --progress-bar on --disable-pip-version-check --no-compile -r requirements.txt -r test-requirements.txt \
 		| grep -E '^(Collecting|Successfully)' | sed 's/^/    /' || true
 	$(BIN)/python -c 'import ansible, kubernetes, jmespath, pytest'
 	@touch $@
