@@ -26,9 +26,13 @@ help:
 
 venv: $(VENV)/.installed
 
-# --no-compile: pip would compile every .py file it installs to bytecode (the `ansible` package alone holds the
-# collections' tens of thousands), minutes of CPU while make demo builds the simulated cluster beside it; Python
-# compiles what a run imports, once, on first import.
+SITE = $(VENV)/lib/python3.11/site-packages
+COMPILED = ansible ansible_collections/kubernetes/core kubernetes jinja2 yaml markupsafe
+
+# --no-compile: pip would compile every .py file it installs to bytecode (the `ansible` package alone holds some
+# 15,000 of its collections'), minutes of CPU while make demo builds the simulated cluster beside it. What a run
+# imports is compiled after it (2 s): ansible-core, the kubernetes client, kubernetes.core, Jinja2, PyYAML; a module
+# run (AnsiballZ) imports them in a process of its own each time, which without their bytecode compiles them again.
 $(VENV)/.installed: requirements.txt test-requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	@echo "==> creating $(VENV) and installing pinned dependencies (first run: a few minutes)"
@@ -37,6 +41,7 @@ $(VENV)/.installed: requirements.txt test-requirements.txt
 	$(BIN)/pip install --progress-bar on --disable-pip-version-check --no-compile -r requirements.txt -r test-requirements.txt \
 		| grep -E '^(Collecting|Successfully)' | sed 's/^/    /' || true
 	$(BIN)/python -c 'import ansible, kubernetes, jmespath, pytest'
+	$(BIN)/python -m compileall -q -j 0 $(addprefix $(SITE)/,$(COMPILED)) >/dev/null
 	@touch $@
 
 sim-build:
