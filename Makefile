@@ -26,7 +26,6 @@ help:
 
 venv: $(VENV)/.installed
 
-SITE = $(VENV)/lib/python3.11/site-packages
 COMPILED = ansible ansible_collections/kubernetes/core kubernetes jinja2 yaml markupsafe
 
 # --no-compile: pip would compile every .py file it installs to bytecode (the `ansible` package alone holds some
@@ -41,7 +40,8 @@ $(VENV)/.installed: requirements.txt test-requirements.txt
 	$(BIN)/pip install --progress-bar on --disable-pip-version-check --no-compile -r requirements.txt -r test-requirements.txt \
 		| grep -E '^(Collecting|Successfully)' | sed 's/^/    /' || true
 	$(BIN)/python -c 'import ansible, kubernetes, jmespath, pytest'
-	$(BIN)/python -m compileall -q -j 0 $(addprefix $(SITE)/,$(COMPILED)) >/dev/null
+	site=$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') && \
+		$(BIN)/python -m compileall -q -j 0 $$(printf "$$site/%s " $(COMPILED)) >/dev/null
 	@touch $@
 
 sim-build:

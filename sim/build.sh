@@ -52,7 +52,7 @@ build_multicall() {
     ldf+=" -X $p.gitTreeState=clean -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=$date"
   done
   cp "$here/multicall/main.go" "$here/multicall/dispatch.go" .
-  step "building rlstack-sim ($COMPONENTS; cold: about 6 minutes on 2 cores)"
+  step "building rlstack-sim ($COMPONENTS; cold: about 7 minutes on 2 cores)"
   go build -trimpath -ldflags "$ldf" -o "$bin/rlstack-sim.tmp" .
   mv "$bin/rlstack-sim.tmp" "$bin/rlstack-sim"
 }
