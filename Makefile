@@ -30,8 +30,8 @@ COMPILED = ansible ansible_collections/kubernetes/core kubernetes jinja2 yaml ma
 
 # --no-compile: pip would compile every .py file it installs to bytecode (the `ansible` package alone holds some
 # 15,000 of its collections'), minutes of CPU while make demo builds the simulated cluster beside it. What a run
-# imports is compiled after it (2 s): ansible-core, the kubernetes client, kubernetes.core, Jinja2, PyYAML; a module
-# run (AnsiballZ) imports them in a process of its own each time, which without their bytecode compiles them again.
+# imports is compiled after it (2 s): ansible-core, the kubernetes client, kubernetes.core, Jinja2, PyYAML (without
+# it the first make demo's playbook took 105 s instead of 62 s; docs/performance.md).
 $(VENV)/.installed: requirements.txt test-requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	@echo "==> creating $(VENV) and installing pinned dependencies (first run: a few minutes)"
