@@ -47,8 +47,8 @@ $(VENV)/.installed: requirements.txt test-requirements.txt
 sim-build:
 	bash sim/build.sh
 
-# One xz archive of the simulated cluster for a machine without Go or a network (the GPU machine): the two
-# multi-call programs and the module files simctl.py reads. sim/device_up.sh starts it there (sim/README.md).
+# One xz archive of the simulated cluster for a machine without Go or a network (the GPU machine): the
+# multi-call program and the module files simctl.py reads. sim/device_up.sh starts it there (sim/README.md).
 SIM_PACK ?= .cache/sim-pack/rlstack-sim-pack.tar.xz
 sim-pack:
 	bash sim/pack.sh $(SIM_PACK)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make sim-pack`: everything the simulated cluster needs on a machine without Go or a network (the GPU machine),
-# in one xz archive: the two multi-call programs with their component symlinks, and the module files simctl.py
+# in one xz archive: the multi-call program with its component symlinks, and the module files simctl.py
 # reads at `up` (kwok's stage YAMLs, the MPIJob, Trainer and JobSet CRDs of the pinned releases), laid out as a
 # Go module cache. sim/device_up.sh unpacks it and starts the cluster. Usage: sim/pack.sh [OUT.tar.xz]
 set -euo pipefail
