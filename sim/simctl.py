@@ -21,10 +21,12 @@ import argparse
 import asyncio
 import datetime
 import fcntl
+import hashlib
 import json
 import os
 import shutil
 import signal
+import socket
 import string
 import subprocess
 import sys
@@ -228,8 +230,58 @@ def cluster_nodes(p5_nodes: int) -> list:
 def all_nodes_ready(core, count: int | None = None) -> bool:
     """Every node Ready, and `count` of them when given."""
     got = core.list_node(_request_timeout=10).items
-    return (count is None or len(got) == count) and all(
-        any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])) for n in got)
+    return (count is None or len(got) == count) and not not_ready(got)
+
+
+def not_ready(nodes: list) -> list:
+    return [n.metadata.name for n in nodes
+            if not any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))]
+
+
+def kwok_controller_state() -> str:
+    """Whether kwok-controller (which makes the nodes Ready, kwok's node-initialize stage) runs, and its last errors."""
+    cluster = STATE / "kwok" / "clusters" / CLUSTER
+    pid_path = cluster / "pids" / "kwok-controller.pid"
+    pid = int(pid_path.read_text().strip() or 0) if pid_path.exists() else 0
+    errors = []
+    log_path = cluster / "logs" / "kwok-controller.log"
+    for line in (log_path.read_text(errors="replace").splitlines() if log_path.exists() else []):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("level") == "ERROR":
+            errors.append(f"{entry.get('msg')}: {str(entry.get('err', ''))[:160]}")
+    return (f"kwok-controller {'runs' if alive(pid) else 'is not running'} (pid {pid or 'unknown'}); "
+            f"its last errors: {'; '.join(errors[-3:]) or 'none'} (log: {log_path})")
+
+
+def wait_nodes_ready(core, count: int, timeout: float) -> None:
+    """Wait for `count` Ready nodes. Halfway, nodes still not Ready are named with kwok-controller's state and touched
+    once (an annotation: a new event for kwok's node controller): in CI, 2026-12-06, an exec-mode cluster created
+    beside two others waited 62 s for its nodes and nothing said why."""
+    deadline, nudged, names = time.monotonic() + timeout, False, ["?"]
+    while time.monotonic() < deadline:
+        try:
+            got = core.list_node(_request_timeout=10).items
+            names = not_ready(got) or ([] if len(got) == count else [f"{count - len(got)} node(s) not created"])
+        except Exception as exc:  # the API may be slow to answer while the cluster settles
+            names = [f"(list failed: {exc})"]
+        if not names:
+            return
+        if not nudged and time.monotonic() > deadline - timeout / 2:
+            nudged = True
+            log(f"{len(names)} node(s) not Ready after {timeout / 2:.0f} s ({', '.join(names[:5])}): "
+                f"{kwok_controller_state()}; touching them once")
+            for name in names:
+                try:
+                    core.patch_node(name, {"metadata": {"annotations": {"sim.rlstack.io/nudged": str(time.time())}}},
+                                    _request_timeout=10)
+                except Exception:  # reported by the final message if it stays not Ready
+                    pass
+        time.sleep(0.5)
+    die(f"timed out after {timeout:.0f}s waiting for {count} Ready nodes; not Ready: {', '.join(names[:10])}; "
+        f"{kwok_controller_state()}")
 
 
 def daemonsets_settled(apps, core, timeout: float) -> None:
@@ -290,22 +342,79 @@ def resync_pod_readiness(core) -> int:
     return fixed
 
 
-def create_cluster(bins: Path, cfg: Path) -> None:
-    """kwokctl create cluster from the rendered config, after a dry run proves it downloads nothing."""
-    kwokctl = str(bins / "kwokctl")
-    log("checking that kwokctl would download nothing (dry run)")
-    dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],
-                         env=kwok_env(), capture_output=True, text=True, timeout=120, check=False)
-    urls = [line for line in dry.stdout.splitlines() if line.startswith("# Download http")]
-    if dry.returncode != 0 or urls:
-        die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
-    log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
-    # kwokctl picks each component's port by counting down from 32767 to the first one free (kwok v0.8.0,
-    # pkg/utils/net/unused_port.go GetUnusedPort): two clusters created at the same moment (make test's sim
-    # stage beside the fault suite's .sim-faults) pick the same ports and the second API server cannot bind.
-    # One creation at a time on this machine; the lock is released when the components listen.
+# The ports kwokctl would pick itself by counting down from 32767 to the first one free (kwok v0.8.0,
+# pkg/utils/net/unused_port.go GetUnusedPort): a port is free there while its component is down, so a cluster
+# created while tests/faults restarted another cluster's etcd or API server took that port, or lost its own
+# kwok-controller to the restarted component (its nodes never Ready: CI, 2026-12-06). simctl picks them instead,
+# past every port another simulated cluster of this machine holds (its entry in the ports registry, kept while its
+# state exists; `down` removes it).
+PORT_SETTINGS = ("SIM_ETCD_PEER_PORT", "SIM_ETCD_PORT", "SIM_APISERVER_PORT", "SIM_CONTROLLER_MANAGER_PORT",
+                 "SIM_SCHEDULER_PORT", "SIM_KWOK_CONTROLLER_PORT")
+
+
+def port_entry(bins: Path, state: Path) -> Path:
+    return bins / "ports" / (hashlib.sha1(str(state.resolve()).encode()).hexdigest()[:16] + ".json")
+
+
+def ports_of_other_clusters(bins: Path) -> set:
+    """The ports the registry's other clusters hold; an entry whose cluster state is gone is removed."""
+    taken = set()
+    for entry in sorted((bins / "ports").glob("*.json")):
+        try:
+            record = json.loads(entry.read_text())
+            state = Path(record["state"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if entry == port_entry(bins, STATE):
+            continue  # this cluster's own, written again by pick_ports
+        if not (state / "kwok" / "clusters" / CLUSTER).exists():
+            entry.unlink(missing_ok=True)
+            continue
+        taken.update(record.get("ports") or [])
+    return taken
+
+
+def port_free(port: int) -> bool:
+    """Bindable on the loopback and every address, as kwokctl's own probe asks."""
+    for host in ("127.0.0.1", ""):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
+def pick_ports(bins: Path) -> dict:
+    """Ports for this cluster's etcd (peer, client), API server, controller manager, scheduler and kwok-controller
+    (every port kwokctl's binary runtime gives out), registered for the others."""
+    taken, chosen, port = ports_of_other_clusters(bins), [], 32767
+    while len(chosen) < len(PORT_SETTINGS):
+        port -= 1
+        if port <= 10000:
+            die("no free port between 10000 and 32767 for the simulated cluster")
+        if port not in taken and port_free(port):
+            chosen.append(port)
+    entry = port_entry(bins, STATE)
+    entry.parent.mkdir(exist_ok=True)
+    entry.write_text(json.dumps({"state": str(STATE), "ports": chosen}) + "\n")
+    return dict(zip(PORT_SETTINGS, map(str, chosen)))
+
+
+def create_cluster(bins: Path, settings: dict) -> None:
+    """kwokctl create cluster from sim/kwok.yaml.in with `settings` and this cluster's ports, after a dry run proves
+    it downloads nothing. One creation at a time on this machine (the lock is released when the components listen)."""
+    kwokctl, cfg = str(bins / "kwokctl"), STATE / "kwok.yaml"
     with open(bins / ".create-cluster.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        render(SIM / "kwok.yaml.in", cfg, {**settings, **pick_ports(bins)})
+        log("checking that kwokctl would download nothing (dry run)")
+        dry = subprocess.run([kwokctl, "-c", str(cfg), "--dry-run", "create", "cluster", "--name", CLUSTER],
+                             env=kwok_env(), capture_output=True, text=True, timeout=120, check=False)
+        urls = [line for line in dry.stdout.splitlines() if line.startswith("# Download http")]
+        if dry.returncode != 0 or urls:
+            die("kwokctl dry run failed or would download: " + ("; ".join(urls) or dry.stderr.strip()))
+        log("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
         created = subprocess.run([kwokctl, "-c", str(cfg), "create", "cluster", "--name", CLUSTER, "--kubeconfig",
                                   "", "--wait", "120s"], env=kwok_env(), capture_output=True, text=True, timeout=300,
                                  check=False)
@@ -347,10 +456,7 @@ def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
     if problem:
         die(problem)
     v = versions()
-    cfg = STATE / "kwok.yaml"
-    render(SIM / "kwok.yaml.in", cfg, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"],
-                                       **scale_settings(p5_nodes)})
-    create_cluster(bins, cfg)
+    create_cluster(bins, {"SIM_BIN": str(bins), "SIM_K8S_VERSION": v["SIM_K8S_VERSION"], **scale_settings(p5_nodes)})
     shutil.copy(STATE / "kwok" / "clusters" / CLUSTER / "kubeconfig.yaml", kubeconfig())
     client, api, dyn = clients()
     core = client.CoreV1Api(api)
@@ -382,7 +488,7 @@ def up(scenario: str, p5_nodes: int = 2, exec_mode: str = "replay") -> None:
         apply(dyn, obj)
     (STATE / "nodes").write_text(f"{p5_nodes}\n")
 
-    wait_for(f"{len(nodes)} Ready nodes", lambda: all_nodes_ready(core, len(nodes)), 60 + len(nodes) // 2)
+    wait_nodes_ready(core, len(nodes), 60 + len(nodes) // 2)
 
     def crd_established():
         got = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
@@ -512,6 +618,7 @@ def down(quiet: bool = False) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    port_entry(bins, STATE).unlink(missing_ok=True)
     if STATE.exists():
         shutil.rmtree(STATE, ignore_errors=True)
     if not quiet:

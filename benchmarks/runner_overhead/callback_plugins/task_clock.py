@@ -3,11 +3,14 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark-only callback (benchmarks/runner_overhead/run.py enables it): one JSON line per task start, with
-the wall time and the roles the task sits in (outermost first), into $TASK_CLOCK_FILE."""
+the wall time, the CPU seconds ansible-playbook and its reaped workers and modules used so far (cpu: the next
+line's minus this one's is about the task's own), and the roles the task sits in (outermost first), into
+$TASK_CLOCK_FILE."""
 from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 
 from ansible.plugins.callback import CallbackBase
@@ -44,7 +47,9 @@ class CallbackModule(CallbackBase):
         self._out = open(os.environ["TASK_CLOCK_FILE"], "a", encoding="utf-8")  # pylint: disable=consider-using-with
 
     def _write(self, **record):
-        self._out.write(json.dumps(dict(record, t=time.time())) + "\n")
+        used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        cpu = sum(u.ru_utime + u.ru_stime for u in used)
+        self._out.write(json.dumps(dict(record, t=time.time(), cpu=round(cpu, 3))) + "\n")
         self._out.flush()
 
     def v2_playbook_on_task_start(self, task, is_conditional):

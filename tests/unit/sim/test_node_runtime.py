@@ -14,7 +14,8 @@ node_runtime = sys.modules["node_runtime"]  # simctl.py imports it from sim/
 
 
 def rendered_options(p5_nodes):
-    values = {"SIM_BIN": "/bin", "SIM_K8S_VERSION": "1.34.4", **simctl.scale_settings(p5_nodes)}
+    values = {"SIM_BIN": "/bin", "SIM_K8S_VERSION": "1.36.3", **simctl.scale_settings(p5_nodes),
+              **dict.fromkeys(simctl.PORT_SETTINGS, "32000")}
     return yaml.safe_load(string.Template((SIM / "kwok.yaml.in").read_text()).substitute(values))["options"]
 
 
