@@ -41,6 +41,10 @@ def admission_summary(objs, workloads=None, grace_s=None):
     return k8s.admission_summary(_plain(objs or []), _plain(workloads), grace_s=_grace(grace_s))
 
 
+def pod_hosts(pods):
+    return k8s.pod_hosts(_plain(pods))
+
+
 def gpu_nodes(nodes, transport="kubernetes", host=None):
     return k8s.gpu_nodes(_plain(nodes or []), str(transport), _plain(host or {}))
 
@@ -133,6 +137,7 @@ class FilterModule:
             "validation_plan": validation_plan,
             "validation_survey": validation_survey,
             "gpu_nodes": gpu_nodes,
+            "pod_hosts": pod_hosts,
             "daemonset_summary": daemonset_summary,
             "limit": limit,
             "job_deadline_s": job_deadline_s,

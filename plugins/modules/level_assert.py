@@ -149,6 +149,13 @@ options:
         type: str
         default: ""
         version_added: 1.1.0
+      hosts:
+        description:
+          - The node of each host name the log prints (the P(rlstack.validation.pod_hosts#filter) of the job's pods):
+            a check per host (C(<name>_efa_nics)) is then about that node, in the report's node matrix and the
+            bad-node findings. A host it does not name stays as the log printed it.
+        type: dict
+        default: {}
       facts:
         description:
           - The registered result of M(rlstack.validation.nccl_log_info) (keys tables, network, nranks,

@@ -486,6 +486,22 @@ def jobs_summary(jobs, pods, grace_s=PROBLEM_GRACE_S, now=None, workloads=None):
     return {"settled": bool(states) and all(s["settled"] for s in states), "states": states}
 
 
+def pod_hosts(pods):
+    """{host name: node name} of `pods` (Kubernetes dicts) bound to a node: the host name a process in the pod prints
+    (NCCL's 'host:pid:tid' prefix) is spec.hostname when the pod sets one (the MPI operator sets its workers' and
+    launcher's: mpi-operator v0.8.0 pkg/controller/mpi_job_controller.go, podTemplate.Spec.Hostname) and the pod's
+    name otherwise, so an NCCL check of a host can name the node it ran on."""
+    hosts = {}
+    for pod in pods or []:
+        if not isinstance(pod, dict):
+            continue
+        spec = pod.get("spec") or {}
+        host = spec.get("hostname") or _meta(pod).get("name")
+        if host and spec.get("nodeName"):
+            hosts[str(host)] = str(spec["nodeName"])
+    return hosts
+
+
 def dns_label(text, max_len=63):
     """A valid DNS-1123 label from any text (pod and Job names)."""
     label = re.sub(r"[^a-z0-9-]+", "-", str(text).lower()).strip("-")

@@ -50,6 +50,7 @@ def argument_spec():
                 name=dict(type="str", default="nccl"),
                 node=dict(type="str", default=""),
                 instance_type=dict(type="str", default=""),
+                hosts=dict(type="dict", default={}),
                 facts=dict(type="dict"),
                 expect=dict(
                     type="dict", default={},

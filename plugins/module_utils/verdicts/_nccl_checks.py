@@ -165,7 +165,8 @@ def _nccl_network_check(name, node, facts, allowed, one_gpu):
 
 
 def nccl_checks(item):
-    """The checks of one NCCL result: item {name, node, facts, expect} (see level_assert's ``nccl``).
+    """The checks of one NCCL result: item {name, node, facts, expect, hosts} (see level_assert's ``nccl``); hosts,
+    {host name the log prints: node}, names the node of a check per host (the MPIJob's pods: pod_hosts).
 
     facts: a nccl_log_info result; expect: network, nranks, nnodes, require_complete, max_wrong,
     min_busbw [{size, floor, tolerance}], tolerance, test, forbid_signatures, single_rank_ok. Returns
@@ -236,7 +237,7 @@ def nccl_checks(item):
 
     transport = expect.get("transport")
     if isinstance(transport, dict) and transport and not one_gpu:
-        checks.extend(_nccl_transport_checks(name, node, facts, transport))
+        checks.extend(_nccl_transport_checks(name, node, facts, transport, item.get("hosts") or {}))
     checks.extend(_nccl_busbw_checks(name, node, facts, expect, tolerance, test, single_rank, one_gpu))
     checks.extend(_nccl_signature_checks(name, node, facts, expect))
     return _with_isolate_hint(checks, expect.get("isolate_command"), prefix)
@@ -278,12 +279,14 @@ HINT_GDRDMA = ("NET channels do not use GPUDirect RDMA on an instance type that 
 NOT_PRINTED = "not checked: the log does not say (%s)"
 
 
-def _nccl_transport_checks(name, node, facts, transport):
+def _nccl_transport_checks(name, node, facts, transport, hosts):
     """Proof that the fabric is the one expected, beyond 'not Socket': provider, NICs found, protocol, GDRDMA.
 
     transport: provider (e.g. efa), nics (EFA devices per pod: the number aws-ofi-nccl must find on each
     host), protocol (RDMA or SENDRECV, what aws-ofi-nccl's AWS platform code sets for the type), gdrdma
-    (true when the type requires GPUDirect RDMA), fabric (optional: efa or efa-direct), instance_type."""
+    (true when the type requires GPUDirect RDMA), fabric (optional: efa or efa-direct), instance_type. hosts: the
+    node of each host the log names (a pod's host name is not a node's: the report's node matrix and the bad-node
+    findings need the node); a host it does not name stays as the log printed it."""
     checks = []
     itype = transport.get("instance_type") or "the instance type"
     provider = transport.get("provider")
@@ -308,9 +311,10 @@ def _nccl_transport_checks(name, node, facts, transport):
         if by_host:
             for host in sorted(by_host):
                 found = _int(by_host[host])
-                checks.append(check(name("efa_nics"), host, "ge", found, nics, hint=HINT_EFA_NICS,
+                on = host if hosts.get(host, host) == host else "%s (node %s)" % (host, hosts[host])
+                checks.append(check(name("efa_nics"), hosts.get(host, host), "ge", found, nics, hint=HINT_EFA_NICS,
                                     message="aws-ofi-nccl on %s found %s of the %d EFA NICs of %s"
-                                            % (host, found, nics, itype)))
+                                            % (on, found, nics, itype)))
         else:
             found = facts.get("ofi_nics")
             checks.append(check(name("efa_nics"), node, "ge", found, nics, hint=HINT_EFA_NICS,

@@ -19,7 +19,7 @@ LEVELS = _levels.levels()
 NAMES = {"pods_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
          "validation_survey", "admission_summary", "efa_request",
          "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
-         "probe_command", "probe_results", "probe_pods"}
+         "probe_command", "probe_results", "probe_pods", "pod_hosts"}
 
 
 def exact_types(value):
@@ -135,6 +135,14 @@ def test_limit_and_job_deadline_filters():
     assert runner.job_deadline_s(None) == 3600
     with pytest.raises(AnsibleFilterError, match="number of seconds"):
         runner.job_deadline_s("soon")
+
+
+def test_pod_hosts_on_tagged_values():
+    pods = tagged([{"metadata": {"name": "w-0"}, "spec": {"hostname": "w-0", "nodeName": "p5-node-0"}},
+                   {"metadata": {"name": "launcher-abc"}, "spec": {"nodeName": "p5-node-1"}}])
+    out = runner.pod_hosts(pods)
+    assert out == {"w-0": "p5-node-0", "launcher-abc": "p5-node-1"} and exact_types(out)
+    assert runner.pod_hosts(None) == {}
 
 
 def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():

@@ -321,6 +321,26 @@ def test_a_host_with_31_of_32_nics_fails_with_that_message():
     assert result["status"] == "FAIL" and result["nodes"]["compute-gpu-st-distributed-ml-2"]["status"] == "FAIL"
 
 
+def test_a_host_the_jobs_pods_name_is_judged_as_its_node():
+    """NCCL prints the pod's host name; the item's hosts (pod_hosts of the MPIJob's pods) name the node, so the node
+    matrix and the bad-node findings say which machine lacks a NIC. A host no pod names stays as printed."""
+    from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import pod_hosts
+    pods = [{"metadata": {"name": "rlsv-l3-worker-1"},
+             "spec": {"hostname": "compute-gpu-st-distributed-ml-2", "nodeName": "p5-node-1"}},
+            {"metadata": {"name": "rlsv-l3-launcher-x7k2p"}, "spec": {"nodeName": "p5-node-0"}},
+            {"metadata": {"name": "rlsv-l3-worker-0"}, "spec": {"hostname": "rlsv-l3-worker-0"}}]  # not bound yet
+    hosts = pod_hosts(pods)
+    assert hosts == {"compute-gpu-st-distributed-ml-2": "p5-node-1", "rlsv-l3-launcher-x7k2p": "p5-node-0"}
+    job = _workloads.nccl_mpijob(P5_NODES, "l3", IMAGE, None, None, 0.0)
+    entries = judged({"name": "nccl_tests", "node": "", "facts": parsed_log(LOGS / "l3-efa-nic-missing.log"),
+                      "expect": job["expect"], "hosts": hosts})
+    nics = {e["node"]: e for e in entries if e["name"] == "nccl_tests_efa_nics"}
+    assert sorted(nics) == ["compute-gpu-st-distributed-ml-1", "p5-node-1"]
+    assert not nics["p5-node-1"]["passed"]
+    assert nics["p5-node-1"]["message"].startswith(
+        "nccl_tests_efa_nics: aws-ofi-nccl on compute-gpu-st-distributed-ml-2 (node p5-node-1) found 31 of the 32")
+
+
 def test_socket_fallback_fails_the_provider_too():
     entries = {e["name"]: e for e in l3_checks(FIXTURES_NCCL / "ofi-plugin-init-failed-socket-fallback-p4d.log")}
     assert not entries["nccl_tests_network"]["passed"]

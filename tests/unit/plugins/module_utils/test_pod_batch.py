@@ -16,7 +16,7 @@ class StatusError(Exception):
 
     def __init__(self, status, message):
         super().__init__("(%s)\nReason: x\nHTTP response headers: {...}\nHTTP response body: ..." % status)
-        self.status = status
+        self.status, self.reason = status, "x"
         self.body = json.dumps({"kind": "Status", "status": "Failure", "message": message, "code": status})
 
 
@@ -113,3 +113,39 @@ def test_the_selector_of_a_delete_is_never_empty_by_accident():
     assert _pod_batch.selector_of(["", ""]) == _pod_batch.selector_of(None) == ""
     assert _pod_batch.NO_SELECTOR % ("pod_logs with delete_after", "ns") == \
         "pod_logs with delete_after needs label_selectors: it never deletes every pod of namespace ns"
+
+
+def test_read_logs_reads_the_listed_pods_json_and_each_log():
+    """The pods are listed as JSON (no V1Pod models: seconds of CPU over 256 pods); a log that cannot be read is that
+    pod's error, and the others are read."""
+    class Response:
+        data = json.dumps({"items": [
+            {"metadata": {"name": "p-1", "labels": {"a": "b"}}, "spec": {"nodeName": "n1"},
+             "status": {"phase": "Succeeded", "containerStatuses": [{"state": {"terminated": {"exitCode": 0}}}]}},
+            {"metadata": {"name": "p-0"}, "spec": {}, "status": {"phase": "Running",
+                                                              "containerStatuses": [{"state": {"running": {}}}]}},
+            {"metadata": {"name": "other"}, "spec": {"nodeName": "n2"}, "status": {}}]}).encode()
+
+    class Kubernetes:
+        class client:
+            class exceptions:
+                ApiException = StatusError
+
+    class Core:
+        def list_namespaced_pod(self, namespace, label_selector, _request_timeout, _preload_content):
+            assert (namespace, label_selector, _preload_content) == ("ns", "run=r", False)
+            return Response()
+
+        def read_namespaced_pod_log(self, name, namespace, _request_timeout, limit_bytes):
+            if name == "p-0":
+                raise StatusError(400, 'container "c" in pod "p-0" is waiting to start')
+            return "log of %s" % name
+
+    listed, out = _pod_batch.read_logs(Kubernetes, Core(), "ns", "run=r", names=["p-0", "p-1"])
+    assert listed == ["p-1", "p-0", "other"]
+    assert out == [
+        {"name": "p-0", "node": "", "labels": {}, "phase": "Running", "exit_code": None, "log": "",
+         "error": out[0]["error"]},
+        {"name": "p-1", "node": "n1", "labels": {"a": "b"}, "phase": "Succeeded", "exit_code": 0, "log": "log of p-1",
+         "error": ""}]
+    assert "is waiting to start" in out[0]["error"]
