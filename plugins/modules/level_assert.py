@@ -151,9 +151,9 @@ options:
         version_added: 1.1.0
       hosts:
         description:
-          - The node of each host name the log prints (the P(rlstack.validation.pod_hosts#filter) of the job's pods):
-            a check per host (C(<name>_efa_nics)) is then about that node, in the report's node matrix and the
-            bad-node findings. A host it does not name stays as the log printed it.
+          - The node of each host name the log prints (the P(rlstack.validation.pod_hosts#filter) of the job's pods).
+            A check per host (C(<name>_efa_nics)) is then about that node, in the report's node matrix and the
+            bad-node findings; a host it does not name stays as the log printed it.
         type: dict
         default: {}
       facts:

@@ -75,8 +75,8 @@ def test_a_cluster_takes_no_port_another_holds_even_one_free_for_a_moment(tmp_pa
     other = load_simctl(tmp_path / "other")
     (tmp_path / "other" / "kwok" / "clusters" / other.CLUSTER).mkdir(parents=True)
     other.port_entry(bins, tmp_path / "other").parent.mkdir()
-    other.port_entry(bins, tmp_path / "other").write_text(json.dumps({"state": str(tmp_path / "other"),
-                                                                       "ports": [32766, 32764]}))
+    record = {"state": str(tmp_path / "other"), "ports": [32766, 32764]}
+    other.port_entry(bins, tmp_path / "other").write_text(json.dumps(record))
     gone = bins / "ports" / "gone.json"
     gone.write_text(json.dumps({"state": str(tmp_path / "gone"), "ports": [32765]}))
     simctl = load_simctl(tmp_path / "mine")

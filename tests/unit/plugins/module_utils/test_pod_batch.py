@@ -122,8 +122,8 @@ def test_read_logs_reads_the_listed_pods_json_and_each_log():
         data = json.dumps({"items": [
             {"metadata": {"name": "p-1", "labels": {"a": "b"}}, "spec": {"nodeName": "n1"},
              "status": {"phase": "Succeeded", "containerStatuses": [{"state": {"terminated": {"exitCode": 0}}}]}},
-            {"metadata": {"name": "p-0"}, "spec": {}, "status": {"phase": "Running",
-                                                              "containerStatuses": [{"state": {"running": {}}}]}},
+            {"metadata": {"name": "p-0"}, "spec": {},
+             "status": {"phase": "Running", "containerStatuses": [{"state": {"running": {}}}]}},
             {"metadata": {"name": "other"}, "spec": {"nodeName": "n2"}, "status": {}}]}).encode()
 
     class Kubernetes:
