@@ -166,7 +166,8 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
     isolation = data.get("isolation")
     report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
-                              data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {})
+                              data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {},
+                              (gate or {}).get("instance_type") or "")
     if summary["failed"] or report["incomplete"] or any(r["status"] == "FAIL" for r in rows) or (report["isolation"] or {}).get("suspects"):
         report["status"] = "FAIL"
     elif summary["passed"]:
@@ -191,9 +192,16 @@ def _run_key(row):
     return row["order"]
 
 
-def run_cost(rows, prices=None, phase0_compare=None):
+# What Phase 0's cost is compared with when neither validation_phase0_compare_instance_type nor the Phase 0 gate names
+# the expensive instances: a type with a dated on-demand price in _profiles.py.
+PHASE0_COMPARE_DEFAULT = "p5en.48xlarge"
+
+
+def run_cost(rows, prices=None, phase0_compare=None, gated_instance_type=""):
     """GPU time per level and for the run, the money at the instance types' prices, and for Phase 0 what the
-    same time on the expensive instances (phase0_compare: {instance_type, nodes}) would have cost."""
+    same time on the expensive instances would have cost: phase0_compare {instance_type, nodes}, its instance type
+    when set, else the one the Phase 0 gate guards (`gated_instance_type`: the run's GPU nodes'), else
+    PHASE0_COMPARE_DEFAULT; so the footer compares with the instances the gate line names."""
     by_level = {}
     for row in rows:
         if row.get("gpu"):
@@ -204,14 +212,16 @@ def run_cost(rows, prices=None, phase0_compare=None):
             "by_instance_type": total["by_instance_type"], "by_level": by_level,
             "money": _cost.money(total, prices), "phase0": None}
     phase0 = [r for r in rows if r["id"] == PHASE0_ID and r.get("gpu")]
-    if phase0 and phase0_compare and phase0_compare.get("instance_type"):
+    phase0_compare = phase0_compare or {}
+    compare_type = phase0_compare.get("instance_type") or gated_instance_type or PHASE0_COMPARE_DEFAULT
+    if phase0:
         row = phase0[0]
         cost["phase0"] = {
             "status": row["status"], "seconds": row["duration_s"] or 0.0,
             "usd": by_level[row["id"]]["money"]["usd"],
             "instance_types": sorted(row["gpu"].get("by_instance_type") or {}),
-            "expensive": _cost.what_if(row["duration_s"] or 0.0, phase0_compare["instance_type"],
-                                       phase0_compare.get("nodes") or 2, prices),
+            "expensive": _cost.what_if(row["duration_s"] or 0.0, compare_type, phase0_compare.get("nodes") or 2,
+                                       prices),
         }
     return cost
 

@@ -219,6 +219,25 @@ def test_cost_in_the_footer_json_and_junit():
     assert props["phase0_expensive_equivalent_usd"] == "4.2197"
 
 
+def test_phase0_is_compared_with_the_instances_the_gate_guards_unless_told_otherwise():
+    """Unset, the compare type is the Phase 0 gate's (the run's GPU nodes'), so the footer and the gate's line name the
+    same instances; without a gate, p5en.48xlarge; validation_phase0_compare_instance_type wins over both."""
+    def phase0_line(compare, gate):
+        stats = cost_stats()
+        stats["eks"]["phase0_compare"] = compare
+        if gate:
+            stats["eks"]["phase0_gate"] = gate
+        (report,) = r.build_reports(stats)
+        return [line for line in r.render_table(report) if line.startswith("Phase 0 PASS")][0]
+
+    gate = {"action": "pass", "reason": "same_run", "instance_type": "p5.48xlarge", "message": "L5 on p5.48xlarge"}
+    # 120 s on 2 x p5.48xlarge at the run's capacity-block price 39.33/h
+    assert phase0_line({"nodes": 2}, gate).endswith("the same 120s on 2 x p5.48xlarge would have cost $2.62")
+    assert phase0_line({"instance_type": "", "nodes": 2}, None).endswith("on 2 x p5en.48xlarge would have cost $4.22")
+    told = phase0_line({"instance_type": "p5en.48xlarge", "nodes": 2}, gate)
+    assert told.endswith("2 x p5en.48xlarge would have cost $4.22")
+
+
 def test_no_gpu_time_no_cost_lines():
     (report,) = r.build_reports(seed_stats())
     assert report["cost"]["gpu_seconds"] == 0.0
