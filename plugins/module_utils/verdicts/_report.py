@@ -245,7 +245,8 @@ def cost_lines(cost):
     per_level = {}  # the rows of one level (L5 per example) as one number
     for entry in cost["by_level"].values():
         per_level[entry["level"]] = per_level.get(entry["level"], 0.0) + (entry["gpu_minutes"] or 0.0)
-    levels = ", ".join("%s %.1f" % (level, minutes) for level, minutes in per_level.items() if minutes)
+    # a level under 0.05 GPU-min (probe pods that ran a second) would read "L1 0.0": the total counts it
+    levels = ", ".join("%s %.1f" % (level, minutes) for level, minutes in per_level.items() if round(minutes, 1))
     money = cost["money"]
     text = "GPU time: %.1f GPU-min (%s); estimated %s" % (cost["gpu_minutes"], levels, _cost.usd(money["usd"]))
     lines = [text + (" at the prices below" if money["usd"] is not None else

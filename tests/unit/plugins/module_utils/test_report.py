@@ -238,6 +238,18 @@ def test_phase0_is_compared_with_the_instances_the_gate_guards_unless_told_other
     assert told.endswith("2 x p5en.48xlarge would have cost $4.22")
 
 
+def test_a_level_under_a_tenth_of_a_gpu_minute_is_left_out_of_the_gpu_time_line_not_the_total():
+    stats = cost_stats()
+    l1 = level("l1_runtime", "L1", "Runtime", 1, 2)
+    l1["gpu"] = [_usage("p5.48xlarge", "p5-node-0", 2.0)]  # 8 GPUs for a quarter second: 0.03 GPU-min
+    stats["eks"]["levels"]["l1_runtime"] = l1
+    stats["eks"]["plan"].insert(0, {"id": "l1_runtime", "level": "L1", "name": "Runtime", "order": 1, "selected": True})
+    (report,) = r.build_reports(stats)
+    line = [x for x in r.render_table(report) if x.startswith("GPU time")][0]
+    assert line.startswith("GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated")
+    assert report["cost"]["by_level"]["l1_runtime"]["gpu_minutes"] == 0.03
+
+
 def test_no_gpu_time_no_cost_lines():
     (report,) = r.build_reports(seed_stats())
     assert report["cost"]["gpu_seconds"] == 0.0
