@@ -358,15 +358,15 @@ def port_entry(bins: Path, state: Path) -> Path:
 
 def ports_of_other_clusters(bins: Path) -> set:
     """The ports the registry's other clusters hold; an entry whose cluster state is gone is removed."""
-    taken = set()
+    taken, own = set(), port_entry(bins, STATE)
     for entry in sorted((bins / "ports").glob("*.json")):
         try:
             record = json.loads(entry.read_text())
             state = Path(record["state"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if entry == port_entry(bins, STATE):
-            continue  # this cluster's own, written again by pick_ports
+        if entry == own:
+            continue  # written again by pick_ports
         if not (state / "kwok" / "clusters" / CLUSTER).exists():
             entry.unlink(missing_ok=True)
             continue

@@ -311,8 +311,9 @@ def _nccl_transport_checks(name, node, facts, transport, hosts):
         if by_host:
             for host in sorted(by_host):
                 found = _int(by_host[host])
-                on = host if hosts.get(host, host) == host else "%s (node %s)" % (host, hosts[host])
-                checks.append(check(name("efa_nics"), hosts.get(host, host), "ge", found, nics, hint=HINT_EFA_NICS,
+                node_of = hosts.get(host) or host
+                on = host if node_of == host else "%s (node %s)" % (host, node_of)
+                checks.append(check(name("efa_nics"), node_of, "ge", found, nics, hint=HINT_EFA_NICS,
                                     message="aws-ofi-nccl on %s found %s of the %d EFA NICs of %s"
                                             % (on, found, nics, itype)))
         else:

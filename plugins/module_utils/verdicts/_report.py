@@ -167,7 +167,7 @@ def cluster_report(cluster, data, run_start=None, run_end=None):
     report["isolation"] = dict(isolation) if isinstance(isolation, dict) else None
     report["cost"] = run_cost(rows, data.get("prices") if isinstance(data.get("prices"), dict) else {},
                               data.get("phase0_compare") if isinstance(data.get("phase0_compare"), dict) else {},
-                              (gate or {}).get("instance_type") or "")
+                              gate.get("instance_type") or "")
     if summary["failed"] or report["incomplete"] or any(r["status"] == "FAIL" for r in rows) or (report["isolation"] or {}).get("suspects"):
         report["status"] = "FAIL"
     elif summary["passed"]:
