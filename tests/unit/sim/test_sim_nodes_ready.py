@@ -3,6 +3,7 @@ them once (a new event for kwok's node controller), and on the bound says what i
 picks its ports past those other simulated clusters registered (one restarting frees its port for a moment)."""
 import json
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -35,9 +36,9 @@ def write_kwok_state(simctl, state, pid):
     (cluster / "pids").mkdir(parents=True)
     (cluster / "logs").mkdir()
     (cluster / "pids" / "kwok-controller.pid").write_text(f"{pid}\n")
-    lines = [{"level": "INFO", "msg": "Watch all nodes"},
-             {"level": "ERROR", "msg": "Failed to list nodes", "err": "dial tcp 127.0.0.1:32758: connection refused"}]
-    (cluster / "logs" / "kwok-controller.log").write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    # a real kwok-controller's lines (fixtures/SOURCES.md), and a line that is not JSON
+    real = (Path(__file__).parent / "fixtures" / "kwok-controller-api-down.log").read_text()
+    (cluster / "logs" / "kwok-controller.log").write_text(real + "not json\n")
 
 
 def test_a_node_not_ready_halfway_is_named_and_touched_once(tmp_path, monkeypatch):
@@ -50,7 +51,7 @@ def test_a_node_not_ready_halfway_is_named_and_touched_once(tmp_path, monkeypatc
     simctl.wait_nodes_ready(core, 2, 0.2)
     assert [name for name, _body in core.patched] == ["g6-node-0"]
     assert len(said) == 1 and "g6-node-0" in said[0] and "kwok-controller runs" in said[0]
-    assert "Failed to list nodes: dial tcp" in said[0]
+    assert "Failed to sync lease: failed to update lease using lease: Put" in said[0]
 
 
 def test_nodes_that_stay_not_ready_end_it_with_what_was_seen(tmp_path, monkeypatch, capsys):
