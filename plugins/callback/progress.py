@@ -98,6 +98,23 @@ LEVEL_FACT = "runner_level"
 _COLORS = {"PASS": C.COLOR_OK, "FAIL": C.COLOR_ERROR, "SKIPPED": C.COLOR_SKIP, "WAIT": None}
 
 
+# The results the quiet console reads (_level_lines, _says): level_assert's verdicts, a debug message, and the set_fact
+# tasks of the facts above. Reading any other result makes ansible-core 2.19 convert the whole of it for the callbacks
+# (executor/task_result.py, CallbackTaskResult.result): at 256 nodes the probe's pods and logs or the node list,
+# about a second of the controller's CPU per level for nothing (docs/fleet-scale.md, "Per-node data").
+_SPOKEN_FACTS = frozenset((LEVEL_FACT, "runner_phase0_gate", "runner_stop"))
+
+
+def _may_speak(task):
+    """Whether the quiet console may have something to say about a result of `task` (judged by its action and its
+    arguments' names, without reading the result)."""
+    action = (getattr(task, "action", "") or "").rpartition(".")[2]
+    if action in ("level_assert", "debug"):
+        return True
+    args = getattr(task, "args", None) or {}
+    return action == "set_fact" and not _SPOKEN_FACTS.isdisjoint(args)
+
+
 def _says(result):
     """A debug task's message is for the person: the quiet console prints it (without the task frame)."""
     action = getattr(result.task, "action", "") or ""
@@ -212,11 +229,14 @@ class CallbackModule(DefaultCallbackModule):
         host = result.host.get_name()
         now = time.time()
         waiting, started = self._task_done(result)
-        if waiting and result.result.get("failed_when_result") is False and result.result.get("exception"):
+        if waiting and getattr(result.task, "failed_when", None) and result.result.get("failed_when_result") is False \
+                and result.result.get("exception"):
             # A wait that ran out of retries (failed_when: false) carries Ansible's "Unknown error": that is
             # the bound being reached, which the level judges, not an error of the task.
             result.result.pop("exception", None)
             self._show(self._con().wait_stopped(host, None, waiting[0], waiting[1], now - (started or now)))
+        if not self._stream() and not _may_speak(result.task):
+            return
         self._show(self._level_lines(host, result.result, now))
         if self._stream():
             super().v2_runner_on_ok(result)

@@ -12,7 +12,7 @@ module: probe_run
 short_description: Run a level's probe pods from start to finish, one module run per step of the wait
 description:
   - On its first attempt, sets the run's lease (O(lease)), creates O(config_maps) and then every pod of
-    O(definitions), at most O(concurrency) requests in flight. When any pod is refused, the task fails with the API
+    O(definitions) (or one per O(targets) from O(pod_template)), at most O(concurrency) requests in flight. When any pod is refused, the task fails with the API
     server's own sentence for the first one (a quota, a PodSecurity level, an admission webhook, a permission).
   - Then follows the pods O(label_selectors) selects with one list and a watch for at most O(step_s), judging them as
     the filter P(rlstack.validation.pods_summary#filter) does with C(want=probes).
@@ -45,10 +45,29 @@ options:
     type: list
     elements: dict
     default: []
+  pod_template:
+    description:
+      - One Pod manifest from which the module makes a pod per O(targets), as the filter
+        P(rlstack.validation.probe_pods#filter) does (its name O(name_prefix)-<node>, its node, the target's GPUs and EFA
+        devices); in place of O(definitions).
+    type: dict
+  targets:
+    description:
+      - The probe's targets, C([{node, gpus, efa, ...}]) (the runner's C(runner_probe_targets)). With them the
+        module returns each target's outcome (RV(outcomes)), read from the pods' logs, in place of the logs (RV(pods)).
+    type: list
+    elements: dict
+  name_prefix:
+    description: The pods' name prefix with O(pod_template).
+    type: str
+  finish_timeout_s:
+    description: The bound of the whole probe in seconds, named in the outcome of a probe that did not finish.
+    type: int
+    default: 0
   config_maps:
     description:
       - ConfigMap manifests created before the pods (the files they mount), and deleted with them at the end.
-      - The first one marks the start; it is required with O(definitions).
+      - The first one marks the start; it is required with O(definitions) or O(pod_template).
     type: list
     elements: dict
     default: []
@@ -205,7 +224,9 @@ summary:
   returned: always
   type: dict
 resources:
-  description: The pods as last seen by the wait, without C(metadata.managedFields), in name order.
+  description:
+    - The pods as last seen by the wait, in name order, with only the fields the runner reads after it (the GPU
+      time, the image digest; RETURNED_POD_FIELDS in module_utils/k8s/_probe_run.py).
   returned: always
   type: list
   elements: dict
@@ -226,9 +247,15 @@ reads:
   elements: dict
 pods:
   description: One entry per pod with its log, as M(rlstack.validation.pod_logs) returns them.
-  returned: when finished
+  returned: when finished, without O(targets)
   type: list
   elements: dict
+outcomes:
+  description:
+    - "Each target's probe outcome, C({node: {status, data, error, hint, ...}}), as the filter
+      P(rlstack.validation.probe_results#filter) reads it from the pods' logs and states (docs/probes.md)."
+  returned: when finished, with O(targets)
+  type: dict
 left_nothing:
   description: Whether every pod and ConfigMap is gone (none left, no delete error).
   returned: when finished
@@ -278,6 +305,10 @@ def argspec():
     spec.update(
         namespace=dict(type="str", required=True),
         definitions=dict(type="list", elements="dict", default=[]),
+        pod_template=dict(type="dict"),
+        targets=dict(type="list", elements="dict"),
+        name_prefix=dict(type="str"),
+        finish_timeout_s=dict(type="int", default=0),
         config_maps=dict(type="list", elements="dict", default=[]),
         lease=dict(type="dict", options=dict(job=dict(type="str", required=True),
                                              active_deadline_s=dict(type="int", required=True))),
@@ -308,12 +339,15 @@ def argspec():
 
 
 def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec())
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(),
+                              mutually_exclusive=[("definitions", "pod_template")],
+                              required_by={"pod_template": ("targets", "name_prefix")})
     params = module.params
     if not _pod_batch.selector_of(params["label_selectors"]):
         module.fail_json(msg=_pod_batch.NO_SELECTOR % ("probe_run", params["namespace"]))
-    if params["definitions"] and not params["config_maps"]:
-        module.fail_json(msg="probe_run needs config_maps with definitions: the first ConfigMap marks the start")
+    if (params["definitions"] or params["pod_template"]) and not params["config_maps"]:
+        module.fail_json(msg="probe_run needs config_maps with definitions or pod_template: the first ConfigMap marks "
+                             "the start")
 
     def call():
         core = pooled_core_api(kubernetes, get_api_client(module=module), params["concurrency"])

@@ -26,6 +26,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import api_caller
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import read_all
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import follow, pod_calls
+from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 
 # Pods in these phases ran: their events say nothing the probe's own output does not.
 RAN_PHASES = ("Running", "Succeeded", "Failed")
@@ -33,6 +34,41 @@ RAN_PHASES = ("Running", "Succeeded", "Failed")
 LOG_REQUEST_TIMEOUT_S = 30
 # What the nodes read again keeps (as the runner's node list: managedFields and the image list are most of a node).
 HIDDEN_NODE_FIELDS = ("managedFields",)
+# What the runner reads of a probe pod after the wait (the GPU time, fleet/_cost.gpu_usage; the image digest,
+# verdicts/_fingerprint.image_digest): {section: keys}, and of each container and container status. The rest of a
+# pod (its command, env, volumes, tolerations) is most of its bytes, and every byte of the result is copied by
+# Ansible several times: at 256 nodes the whole pods were 1.1 MB of the result.
+RETURNED_POD_FIELDS = {
+    "metadata": ("name", "namespace", "uid", "labels", "creationTimestamp", "deletionTimestamp"),
+    "spec": ("nodeName",),
+    "status": ("phase", "reason", "message", "conditions", "startTime"),
+}
+RETURNED_CONTAINER_FIELDS = ("name", "image", "resources")
+RETURNED_CONTAINER_STATUS_FIELDS = ("name", "image", "imageID", "state", "restartCount")
+
+
+def echoed_args(params):
+    """The arguments the result echoes (its `invocation`): all but the pods' and ConfigMaps' definitions and the
+    targets, which at 256 nodes were 0.7 MB of the result; their number instead."""
+    out = {key: value for key, value in params.items() if key not in ("definitions", "config_maps", "targets")}
+    out.update(definitions_count=len(params.get("definitions") or []),
+               config_maps_count=len(params.get("config_maps") or []), targets_count=len(params.get("targets") or []))
+    return out
+
+
+def returned_pod(pod):
+    """The fields of `pod` the runner reads after the wait (RETURNED_POD_FIELDS)."""
+    out = {}
+    for section, keys in RETURNED_POD_FIELDS.items():
+        part = pod.get(section) or {}
+        out[section] = {key: part[key] for key in keys if key in part}
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    out["spec"]["containers"] = [{key: c[key] for key in RETURNED_CONTAINER_FIELDS if key in c}
+                                 for c in spec.get("containers") or []]
+    if "containerStatuses" in status:
+        out["status"]["containerStatuses"] = [{key: c[key] for key in RETURNED_CONTAINER_STATUS_FIELDS if key in c}
+                                              for c in status["containerStatuses"] or []]
+    return out
 
 
 class StartRefused(StartFailed):
@@ -44,7 +80,15 @@ class StartRefused(StartFailed):
         self.result = result
 
 
-def start(kubernetes, core, params):
+def definitions_of(params):
+    """The pods to create: `definitions`, or one pod per target from `pod_template` (probe_pods: built here, not
+    templated by Ansible, which at 256 nodes copied 256 pod manifests into the task's arguments)."""
+    if params.get("pod_template"):
+        return _probe_pods.probe_pods(params["pod_template"], params.get("targets") or [], params["name_prefix"])
+    return params.get("definitions") or []
+
+
+def start(kubernetes, core, params, definitions):
     """Create the probe's ConfigMaps and pods under the run's lease, unless the first ConfigMap exists (an earlier
     attempt started them). Returns {started, created, existing}; raises StartRefused when a pod was refused."""
     namespace, config_maps = params["namespace"], params["config_maps"]
@@ -52,10 +96,10 @@ def start(kubernetes, core, params):
         return {"started": False, "created": [], "existing": []}
     _pod_batch.extend_lease(kubernetes, core, namespace, params["lease"])
     _pod_batch.create_config_maps(kubernetes, core, namespace, config_maps[1:])
-    made = _pod_batch.create_pods(core, namespace, params["definitions"], workers=params["concurrency"],
+    made = _pod_batch.create_pods(core, namespace, definitions, workers=params["concurrency"],
                                   deadline_s=params["create_deadline_s"])
     if made["failed"]:
-        raise StartRefused(_pod_batch.failure_message(namespace, made, len(params["definitions"])), made)
+        raise StartRefused(_pod_batch.failure_message(namespace, made, len(definitions)), made)
     return {"started": True, "created": made["created"], "existing": made["existing"]}
 
 
@@ -110,8 +154,16 @@ def finish(kubernetes, core, params, selector, summary):
     gone = _pod_batch.delete_selected(core, params["namespace"], selector, workers=params["concurrency"],
                                       wait_s=params["delete_wait_s"], names=listed)
     errors = gone["failed"] + delete_config_maps(kubernetes, core, params["namespace"], params["config_maps"])
-    return {"events": events, "nodes": nodes, "pods": logs, "reads": reads, "deleted": gone["deleted"],
-            "left": gone["left"], "delete_errors": errors, "left_nothing": not gone["left"] and not errors}
+    out = {"events": events, "nodes": nodes, "reads": reads, "deleted": gone["deleted"], "left": gone["left"],
+           "delete_errors": errors, "left_nothing": not gone["left"] and not errors}
+    if params.get("targets") is None:
+        return dict(out, pods=logs)
+    # Each target's outcome, read here from the logs: the logs themselves are not returned (a probe's output is in
+    # its outcome, parsed once), so Ansible copies each probe's output once, not three times (docs/fleet-scale.md,
+    # "Per-node data").
+    out["outcomes"] = _probe_pods.probe_results(logs, params["targets"], summary, events, params["start_timeout_s"],
+                                                params.get("finish_timeout_s") or None, nodes)
+    return out
 
 
 def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time):
@@ -121,7 +173,8 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
     selector = _pod_batch.selector_of(params["label_selectors"])
     nothing = {"started": False, "created": [], "existing": []}
     try:
-        started = start(kubernetes, core, params) if params["definitions"] else nothing
+        definitions = definitions_of(params)
+        started = start(kubernetes, core, params, definitions) if definitions else nothing
     except StartRefused:
         raise
     except Exception as exc:  # pylint: disable=broad-except
@@ -136,7 +189,8 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
     left_s = max(0.0, params["deadline_at"] - now()) if params["deadline_at"] else params["step_s"]
     seen = follow(list_pods, watch_pods, judge, min(params["step_s"], left_s), orphaned=orphaned)
     summary = seen["summary"]
-    out = dict(started, changed=started["started"], resources=seen["pods"], summary=summary,
+    out = dict(started, changed=started["started"], resources=[returned_pod(pod) for pod in seen["pods"]],
+               summary=summary, invocation={"module_args": echoed_args(params)},
                settled=bool(summary.get("settled")), step_s=params["step_s"],
                requests={"lists": seen["lists"], "events": seen["events"], "judged": seen["judged"]})
     out["finished"] = out["settled"] or bool(params["deadline_at"]) and now() >= params["deadline_at"]

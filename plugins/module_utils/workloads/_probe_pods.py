@@ -103,7 +103,8 @@ def split_probe_log(log):
 def probe_output(stdout, rc=None, stderr=""):
     """Read a probe's output (contract in docs/probes.md) from an exec or command result.
 
-    Returns {status: ok|crashed|no_output, rc, data, error, stdout_tail}. `rc` may be given, or is read
+    Returns {status: ok|crashed|no_output, rc, data, error, stdout_tail, stderr_tail, stdout}, where stdout and its
+    tail leave out the JSON line that became `data`. `rc` may be given, or is read
     from the `__rlstack_rc=N` marker that the runner appends because kwok (and some exec transports)
     lose non-zero exit codes.
     """
@@ -119,8 +120,8 @@ def probe_output(stdout, rc=None, stderr=""):
                 del lines[i]
                 break
     data = None
-    for line in reversed(lines):
-        line = line.strip()
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i].strip()
         if not line:
             continue
         if line.startswith("{"):
@@ -130,6 +131,8 @@ def probe_output(stdout, rc=None, stderr=""):
                 parsed = None
             if isinstance(parsed, dict):
                 data = parsed
+                # the result is `data`: kept once (an L0 probe's is 16 kB, and every outcome is copied by Ansible)
+                del lines[i]
         break
     tail = "\n".join(lines[-15:])
     full = "\n".join(lines)

@@ -11,8 +11,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+
+from ansible_collections.rlstack.validation.plugins.callback import progress
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -23,7 +26,8 @@ module = AnsibleModule(argument_spec={"resources": {"type": "list", "elements": 
 module.exit_json(changed=False, resources=module.params["resources"])
 """
 
-# Returns its argument as rlstack.validation.level_assert returns a row's verdict.
+# Returns its argument as rlstack.validation.level_assert returns a row's verdict (named like it: the console reads
+# the results of level_assert, debug and the runner's level facts only).
 VERDICT_MODULE = """#!/usr/bin/python
 from ansible.module_utils.basic import AnsibleModule
 module = AnsibleModule(argument_spec={"verdict": {"type": "dict"}})
@@ -52,7 +56,7 @@ PLAYBOOK = """
       vars:
         runner_progress: the nccl-tests launcher
     - name: Judge the level
-      verdict:
+      level_assert:
         verdict:
           id: l3_multi_gpu
           level: L3
@@ -84,7 +88,7 @@ def _env(tmp_path):
     })
     (tmp_path / "library").mkdir(exist_ok=True)
     (tmp_path / "library" / "pods.py").write_text(PODS_MODULE)
-    (tmp_path / "library" / "verdict.py").write_text(VERDICT_MODULE)
+    (tmp_path / "library" / "level_assert.py").write_text(VERDICT_MODULE)
     return env
 
 
@@ -149,3 +153,35 @@ def test_under_ansible_runner_awx_display_builds_on_it(tmp_path):
     assert len(retries) == 3
     assert all("waiting for the nccl-tests launcher" in e["stdout"] for e in retries)
     assert "L3    Multi GPU: FAIL in " in stdout and "TASK [" not in stdout
+
+
+def _task(data):
+    """A task as a callback sees it: its action as the playbook names it, and its arguments."""
+    (action, args), = data.items()
+    return SimpleNamespace(action=action, args=args, _uuid="t-1", failed_when=None)
+
+
+@pytest.mark.parametrize("data,reads", [
+    ({"rlstack.validation.level_assert": {"id": "l0_infrastructure"}}, True),
+    ({"ansible.builtin.debug": {"msg": "hello"}}, True),
+    ({"ansible.builtin.set_fact": {"runner_level": {}, "runner_level_gpu": []}}, True),
+    ({"ansible.builtin.set_fact": {"runner_stop": False}}, True),
+    ({"ansible.builtin.set_fact": {"runner_phase0_gate": {}}}, True),
+    ({"ansible.builtin.set_fact": {"runner_probe_results": {}, "runner_level_gpu": []}}, False),
+    ({"rlstack.validation.probe_run": {"namespace": "rlsv"}}, False),
+    ({"kubernetes.core.k8s_info": {"kind": "Node"}}, False),
+])
+def test_the_console_reads_only_results_it_may_speak_of(data, reads):
+    assert progress._may_speak(_task(data)) is reads
+
+
+def test_a_result_the_console_does_not_speak_of_is_never_converted():
+    class Result:
+        task = _task({"rlstack.validation.probe_run": {"namespace": "rlsv"}})
+        host = SimpleNamespace(get_name=lambda: "localhost")
+
+        @property
+        def result(self):
+            raise AssertionError("the result was read")
+
+    progress.CallbackModule().v2_runner_on_ok(Result())

@@ -57,10 +57,11 @@ def test_probe_output_tail_is_15_lines_of_a_long_log():
     text = (RECORDED / "probe_multigpu.out").read_text(encoding="utf-8")
     assert len(text.splitlines()) > 100
     out = _probe_pods.probe_output(text)
-    tail = out["stdout_tail"].splitlines()
-    assert len(tail) == 15
-    assert json.loads(tail[-1])["probe"] == "multigpu"
-    assert out["stdout"] == "\n".join(text.splitlines())
+    # the JSON result is `data`, not repeated in stdout and its tail (its 15 lines are those before it)
+    lines = text.splitlines()
+    assert json.loads(lines[-1])["probe"] == "multigpu"
+    assert out["stdout_tail"] == "\n".join(lines[-16:-1])
+    assert out["stdout"] == "\n".join(lines[:-1])
     assert out["data"]["world_size"] == 1
 
 
@@ -95,7 +96,8 @@ def test_probe_output_last_marker_counts():
     out = _probe_pods.probe_output('__rlstack_rc=5\n{"probe": "node"}\n__rlstack_rc=0\n')
     assert out["rc"] == 0
     assert out["status"] == "ok"
-    assert out["stdout"] == '__rlstack_rc=5\n{"probe": "node"}'
+    assert out["stdout"] == '__rlstack_rc=5'
+    assert out["data"] == {"probe": "node"}
 
 
 def test_probe_output_unreadable_marker():

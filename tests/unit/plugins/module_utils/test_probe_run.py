@@ -74,14 +74,16 @@ def _params(**kw):
 
 def test_the_first_attempt_creates_the_configmap_and_the_pods():
     core = FakeCore()
-    out = _probe_run.start(KUBERNETES, core, _params())
+    params = _params()
+    out = _probe_run.start(KUBERNETES, core, params, _probe_run.definitions_of(params))
     assert out == {"started": True, "created": ["p0"], "existing": []}
     assert ("create_pod", "p0") in core.calls
 
 
 def test_an_attempt_that_finds_the_marker_creates_nothing():
     core = FakeCore(config_maps=["marker"])
-    out = _probe_run.start(KUBERNETES, core, _params())
+    params = _params()
+    out = _probe_run.start(KUBERNETES, core, params, _probe_run.definitions_of(params))
     assert out == {"started": False, "created": [], "existing": []}
     assert not [c for c in core.calls if c[0] == "create_pod"]
 
@@ -135,3 +137,54 @@ def test_a_refused_start_ends_the_task_and_a_failed_wait_does_not(monkeypatch):
     monkeypatch.setattr(_probe_run, "pod_calls", lambda *a: (broken_list, lambda v, t: iter(())))
     with pytest.raises(ApiException):
         _probe_run.run(KUBERNETES, None, FakeCore(), params)
+
+
+# A probe pod as the API server returns it after it ran (the fields of the collection's probe_pod.yml.j2 and of a
+# kubelet's status): the runner's readers must see the same in the slim copy the module returns.
+RAN_POD = {
+    "metadata": {"name": "rlsv-run1-l0-infrastructure-p5-node-0", "namespace": "rlsv", "uid": "u-1",
+                 "labels": {"rlstack.io/run": "run1", "rlstack.io/target": "p5-node-0"},
+                 "creationTimestamp": "2026-12-06T10:00:00Z", "ownerReferences": [{"kind": "Job", "name": "anchor"}]},
+    "spec": {"nodeName": "p5-node-0", "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
+             "volumes": [{"name": "probe", "configMap": {"name": "rlsv-run1-l0"}}],
+             "containers": [{"name": "probe", "image": "public.ecr.aws/x/probe:1",
+                             "command": ["python3", "/probe/probe_node.py"], "env": [{"name": "A", "value": "1"}],
+                             "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}}}]},
+    "status": {"phase": "Succeeded", "startTime": "2026-12-06T10:00:01Z",
+               "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-12-06T10:00:01Z"}],
+               "containerStatuses": [{"name": "probe", "image": "public.ecr.aws/x/probe:1",
+                                      "imageID": "public.ecr.aws/x/probe@sha256:" + "a" * 64, "restartCount": 0,
+                                      "state": {"terminated": {"exitCode": 0,
+                                                               "finishedAt": "2026-12-06T10:00:09Z"}}}]},
+}
+
+
+def test_the_returned_pods_keep_what_the_gpu_time_and_the_image_digest_read():
+    from ansible_collections.rlstack.validation.plugins.module_utils.fleet._cost import gpu_usage
+    from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._fingerprint import image_digest
+
+    slim = _probe_run.returned_pod(RAN_POD)
+    full_usage = gpu_usage([RAN_POD], 1796564500.0, {"p5-node-0": "p5.48xlarge"})
+    assert full_usage["gpu_seconds"] == 64.0
+    assert gpu_usage([slim], 1796564500.0, {"p5-node-0": "p5.48xlarge"}) == full_usage
+    assert image_digest([slim], "public.ecr.aws/x/probe:1") == image_digest([RAN_POD], "public.ecr.aws/x/probe:1") == "sha256:" + "a" * 64
+    assert "volumes" not in slim["spec"] and "command" not in slim["spec"]["containers"][0]
+    assert slim["metadata"]["labels"] == RAN_POD["metadata"]["labels"]
+
+
+def test_the_result_echoes_the_arguments_without_the_definitions():
+    params = {"namespace": "rlsv", "definitions": [{"kind": "Pod"}] * 3, "config_maps": [{"kind": "ConfigMap"}],
+              "expected": 3}
+    assert _probe_run.echoed_args(params) == {"namespace": "rlsv", "expected": 3, "definitions_count": 3,
+                                              "config_maps_count": 1, "targets_count": 0}
+
+
+def test_a_pod_template_makes_one_pod_per_target():
+    template = {"metadata": {"labels": {"rlstack.io/run": "r1"}},
+                "spec": {"containers": [{"name": "probe", "command": ["python3", "probe.py", "{}"]}]}}
+    params = _params(definitions=[], pod_template=template, name_prefix="rlsv-r1-l0",
+                     targets=[{"node": "p5-node-0", "gpus": 8, "efa": 32}, {"node": "p5-node-1", "gpus": 8}])
+    pods = _probe_run.definitions_of(params)
+    assert [p["metadata"]["name"] for p in pods] == ["rlsv-r1-l0-p5-node-0", "rlsv-r1-l0-p5-node-1"]
+    assert [p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in pods] == ["p5-node-0", "p5-node-1"]
+    assert json.loads(pods[0]["spec"]["containers"][0]["command"][-1]) == {"node": "p5-node-0"}
