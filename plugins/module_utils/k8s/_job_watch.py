@@ -119,8 +119,17 @@ class Rounds:
         return self.settled(pods)
 
     def settled(self, pods):
-        """Whether every Job not stopped or gone has a pod that finished or cannot run (pods_summary, "finished")."""
+        """Whether every Job not stopped or gone has a pod that finished or cannot run (pods_summary, "finished").
+        A pod waiting for GPUs is not stuck while a pod of the run holds a node, nor for grace_s after the last did
+        (state["held_at"]): one of three examples on a 1-GPU machine waited for the GPU of one the watch had just
+        stopped, and was judged Unschedulable before the scheduler could place it (2026-12-06)."""
+        now = self.clock()
+        if any((p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("phase") in ("Pending", "Running")
+               for p in pods):
+            self.state["held_at"] = now
         ended = set(self.state["stopped"]) | set(self.state["gone"])
         left = [p for p in pods if _labels(p).get(JOB_NAME_LABEL) not in ended]
         expected = len(self.jobs) - len(ended)
-        return expected == 0 or _k8s_status.pods_summary(left, expected, self.grace_s, "finished")["settled"]
+        held_until = self.state.get("held_at", 0.0) + float(self.grace_s)
+        return expected == 0 or _k8s_status.pods_summary(left, expected, self.grace_s, "finished", now=now,
+                                                         held_until=held_until)["settled"]

@@ -180,7 +180,8 @@ def _probe_stuck(state, pod, start_timeout_s, grace_s, now):
     return None
 
 
-def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", now=None, start_timeout_s=None):
+def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", now=None, start_timeout_s=None,
+                 held_until=0.0):
     """Summarise pods for a bounded wait.
 
     want: "running" (every pod Running and Ready, or Succeeded; any problem settles the wait),
@@ -204,8 +205,10 @@ def pods_summary(pods, expected=None, grace_s=PROBLEM_GRACE_S, want="running", n
     problems = [s for s in states if s["problem"]]
     gone = max(0, expected - len(states)) if want == "probes" else 0
     if want in ("finished", "probes"):
-        running = any(s["phase"] == "Running" for s in states)
-        # Parallel Jobs may wait for each other's GPUs: Unschedulable only counts once none of them runs.
+        # Parallel Jobs may wait for each other's GPUs: Unschedulable only counts once none of them runs, nor ran
+        # until a moment ago (held_until: the caller saw a pod on a node then, and the scheduler places a waiting
+        # pod some seconds after a GPU is freed, while its Unschedulable condition still stands).
+        running = any(s["phase"] == "Running" for s in states) or now < float(held_until or 0)
         problems = [s for s in states if s["problem"] and not (running and s["problem"]["kind"] == "unschedulable")]
         resolved = [s for s in states if s["phase"] in ("Succeeded", "Failed") or s in problems]
         ok = len(states) >= expected > 0 and all(s["phase"] == "Succeeded" for s in states)
@@ -483,7 +486,33 @@ def jobs_summary(jobs, pods, grace_s=PROBLEM_GRACE_S, now=None, workloads=None):
         by_job.setdefault(name, []).append(pod)
     states = [job_state(job, by_job.get(_meta(job).get("name")), now=now, grace_s=grace_s, workloads=workloads)
               for job in jobs or []]
+    _queued_behind_siblings(states)
     return {"settled": bool(states) and all(s["settled"] for s in states), "states": states}
+
+
+# Scheduler causes of a pod that waits for devices the batch's own pods may hold.
+QUEUED_CAUSES = ("insufficient_gpu", "insufficient_efa")
+
+
+def _queued_behind_siblings(states):
+    """A Job whose pods wait for GPUs (or EFA devices) while another Job of the same batch has a pod on a node is
+    queued behind it, not stuck: L5/L6 start every example's Job at once, and on fewer GPUs than the examples ask for
+    together the scheduler places the rest as the first end (seen on a 1-GPU machine with three examples, 2026-12-06:
+    two of them failed as Unschedulable after the grace, told to stop "the other GPU pods", which were their own).
+    Such problems are dropped, and the Job is not settled by them, while a sibling holds a node; once none does, the
+    next judgement reports them. Updates `states` (job_state results) in place."""
+    for state in states:
+        queued = [p for p in state["problems"]
+                  if p["problem"]["kind"] == "unschedulable" and p["problem"].get("cause") in QUEUED_CAUSES]
+        if not queued or state["complete"] or state["failed"]:
+            continue
+        held = any(pod.get("node") and pod.get("phase") in ("Pending", "Running")
+                   for other in states if other is not state for pod in other["pods"])
+        if not held:
+            continue
+        state["problems"] = [p for p in state["problems"] if p not in queued]
+        state["queued"] = True
+        state["settled"] = any(p["problem"]["kind"] in SETTLING for p in state["problems"])
 
 
 def pod_hosts(pods):

@@ -161,3 +161,17 @@ def test_a_controller_that_hangs_after_ctrl_c_is_ended_within_the_bound():
     assert rc == interrupt_cleanup.INTERRUPTED_RC, err
     assert "did not stop within 1 s of Ctrl-C" in err and "the interrupt watchdog deletes" in err, err
     assert took < 20, took
+
+
+def test_the_watchdog_finds_kubernetes_core_without_importing_the_client():
+    # in a fresh interpreter: this test process may have imported the kubernetes package already
+    code = ("import os, sys\n"
+            "from ansible.plugins.loader import init_plugin_loader\n"
+            "init_plugin_loader()\n"
+            "from ansible_collections.rlstack.validation.plugins.callback import interrupt_cleanup\n"
+            "root = interrupt_cleanup._collections_root()\n"
+            "print(os.path.isdir(os.path.join(root, 'ansible_collections', 'kubernetes', 'core')),"
+            " 'kubernetes' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(Path(__file__).resolve().parents[4]))
+    assert out.stdout.split() == ["True", "False"], out.stderr

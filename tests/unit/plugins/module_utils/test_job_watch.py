@@ -136,3 +136,19 @@ def test_a_state_file_that_is_not_a_state_starts_a_new_watch(tmp_path):
     path.write_text(json.dumps(["not", "a", "state"]))
     assert jw.load_state(str(path), 5.0) == {"started": 5.0, "created": False, "stopped": {}, "gone": {}}
     assert jw.load_state("", 6.0)["started"] == 6.0
+
+
+def test_a_pod_waiting_for_a_gpu_just_freed_is_not_stuck_yet():
+    # three 1-GPU examples on a 1-GPU machine (a lent H100, 2026-12-06): the watch stopped the one that ran (its
+    # override was ignored); another waits with the scheduler's Unschedulable condition it got while the GPU was taken
+    import time
+    from k8s_kit import unschedulable_pod
+    jobs = [{"name": n, "framework": "trl", "mode": "train", "launched": {}} for n in ("ex-a", "ex-b")]
+    waiting_pod = unschedulable_pod("ex-b-x", age_s=120.0, labels={jw.JOB_NAME_LABEL: "ex-b"})
+    now = time.time()
+    state = {"started": now - 120, "created": True, "stopped": {"ex-a": {}}, "gone": {}, "held_at": now - 5}
+    rounds = jw.Rounds(Cluster([{}]), jobs, 45, state, clock=lambda: now)
+    assert rounds.settled([waiting_pod]) is False
+    # no pod of the run has held a node for longer than the grace: it is stuck
+    state["held_at"] = now - 60
+    assert rounds.settled([waiting_pod]) is True

@@ -745,3 +745,29 @@ def test_a_recorded_job_status_wins_over_its_pods():
     job = dict(_job(backoffLimit=0), status={"conditions": [cond("Complete")]})
     state = k8s.job_state(job, [_job_pod("p", "Succeeded")], grace_s=10)
     assert state["complete"] and state["source"] == "Job status"
+
+
+def test_a_job_waiting_for_gpus_its_siblings_hold_is_queued_not_stuck():
+    # three 1-GPU examples on one 1-GPU node (a lent H100, 2026-12-06): one runs, two wait for its GPU
+    jobs = [job("ex-a"), job("ex-b"), job("ex-c")]
+    running = ready_pod("ex-a-x", node="p5-node-0", labels={JOB_NAME_LABEL: "ex-a"})
+    waiting_pods = [unschedulable_pod("ex-%s-x" % n, labels={JOB_NAME_LABEL: "ex-%s" % n}) for n in "bc"]
+    summary = k8s.jobs_summary(jobs, [running] + waiting_pods, now=NOW)
+    assert summary["settled"] is False
+    assert [(s["problems"], s.get("queued", False)) for s in summary["states"][1:]] == [([], True), ([], True)]
+    # once no sibling holds a node, the same pods are stuck: reported, and they settle the wait
+    done = done_pod("ex-a-x", labels={JOB_NAME_LABEL: "ex-a"})
+    summary = k8s.jobs_summary([job("ex-a", cond("Complete")), job("ex-b"), job("ex-c")], [done] + waiting_pods, now=NOW)
+    assert summary["settled"] is True
+    assert [s["problems"][0]["problem"]["cause"] for s in summary["states"][1:]] == ["insufficient_gpu"] * 2
+
+
+def test_a_job_that_no_node_can_hold_is_not_queued():
+    # untolerated taints or a missing node: not a wait for the batch's own pods
+    pod = make_pod("ex-b-x", "Pending", age_s=120.0, labels={JOB_NAME_LABEL: "ex-b"}, conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+         "message": "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector."}])
+    running = ready_pod("ex-a-x", node="p5-node-0", labels={JOB_NAME_LABEL: "ex-a"})
+    summary = k8s.jobs_summary([job("ex-a"), job("ex-b")], [running, pod], now=NOW)
+    assert summary["states"][1]["settled"] is True
+    assert "queued" not in summary["states"][1]
