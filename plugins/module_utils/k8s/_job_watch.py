@@ -124,8 +124,7 @@ class Rounds:
         (state["held_at"]): one of three examples on a 1-GPU machine waited for the GPU of one the watch had just
         stopped, and was judged Unschedulable before the scheduler could place it (2026-12-06)."""
         now = self.clock()
-        if any((p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("phase") in ("Pending", "Running")
-               for p in pods):
+        if any(_k8s_status.holds_node(p) for p in pods):
             self.state["held_at"] = now
         ended = set(self.state["stopped"]) | set(self.state["gone"])
         left = [p for p in pods if _labels(p).get(JOB_NAME_LABEL) not in ended]

@@ -492,6 +492,14 @@ def jobs_summary(jobs, pods, grace_s=PROBLEM_GRACE_S, now=None, workloads=None):
 
 # Scheduler causes of a pod that waits for devices the batch's own pods may hold.
 QUEUED_CAUSES = ("insufficient_gpu", "insufficient_efa")
+# The phases of a pod bound to a node that still holds the devices it asked for.
+HOLDING_PHASES = ("Pending", "Running")
+
+
+def holds_node(pod):
+    """Whether a pod (a Kubernetes dict) holds devices of a node: bound to one and not ended."""
+    return bool(((pod or {}).get("spec") or {}).get("nodeName")) and \
+        ((pod.get("status") or {}).get("phase") or "Pending") in HOLDING_PHASES
 
 
 def _queued_behind_siblings(states):
@@ -506,7 +514,7 @@ def _queued_behind_siblings(states):
                   if p["problem"]["kind"] == "unschedulable" and p["problem"].get("cause") in QUEUED_CAUSES]
         if not queued or state["complete"] or state["failed"]:
             continue
-        held = any(pod.get("node") and pod.get("phase") in ("Pending", "Running")
+        held = any(pod.get("node") and pod.get("phase") in HOLDING_PHASES
                    for other in states if other is not state for pod in other["pods"])
         if not held:
             continue

@@ -80,6 +80,11 @@ class StartRefused(StartFailed):
         self.result = result
 
 
+def has_pods(params):
+    """Whether the call has pods to create: `definitions`, or `pod_template` with targets."""
+    return bool(params.get("definitions") or params.get("pod_template") and params.get("targets"))
+
+
 def definitions_of(params):
     """The pods to create: `definitions`, or one pod per target from `pod_template` (probe_pods: built here, not
     templated by Ansible, which at 256 nodes copied 256 pod manifests into the task's arguments)."""
@@ -88,12 +93,14 @@ def definitions_of(params):
     return params.get("definitions") or []
 
 
-def start(kubernetes, core, params, definitions):
+def start(kubernetes, core, params):
     """Create the probe's ConfigMaps and pods under the run's lease, unless the first ConfigMap exists (an earlier
-    attempt started them). Returns {started, created, existing}; raises StartRefused when a pod was refused."""
+    attempt started them: the pods are not even built then). Returns {started, created, existing}; raises
+    StartRefused when a pod was refused."""
     namespace, config_maps = params["namespace"], params["config_maps"]
     if config_maps and _pod_batch.create_config_maps(kubernetes, core, namespace, config_maps[:1], patch_existing=False):
         return {"started": False, "created": [], "existing": []}
+    definitions = definitions_of(params)
     _pod_batch.extend_lease(kubernetes, core, namespace, params["lease"])
     _pod_batch.create_config_maps(kubernetes, core, namespace, config_maps[1:])
     made = _pod_batch.create_pods(core, namespace, definitions, workers=params["concurrency"],
@@ -173,8 +180,7 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
     selector = _pod_batch.selector_of(params["label_selectors"])
     nothing = {"started": False, "created": [], "existing": []}
     try:
-        definitions = definitions_of(params)
-        started = start(kubernetes, core, params, definitions) if definitions else nothing
+        started = start(kubernetes, core, params) if has_pods(params) else nothing
     except StartRefused:
         raise
     except Exception as exc:  # pylint: disable=broad-except

@@ -74,16 +74,14 @@ def _params(**kw):
 
 def test_the_first_attempt_creates_the_configmap_and_the_pods():
     core = FakeCore()
-    params = _params()
-    out = _probe_run.start(KUBERNETES, core, params, _probe_run.definitions_of(params))
+    out = _probe_run.start(KUBERNETES, core, _params())
     assert out == {"started": True, "created": ["p0"], "existing": []}
     assert ("create_pod", "p0") in core.calls
 
 
 def test_an_attempt_that_finds_the_marker_creates_nothing():
     core = FakeCore(config_maps=["marker"])
-    params = _params()
-    out = _probe_run.start(KUBERNETES, core, params, _probe_run.definitions_of(params))
+    out = _probe_run.start(KUBERNETES, core, _params())
     assert out == {"started": False, "created": [], "existing": []}
     assert not [c for c in core.calls if c[0] == "create_pod"]
 
@@ -188,3 +186,5 @@ def test_a_pod_template_makes_one_pod_per_target():
     assert [p["metadata"]["name"] for p in pods] == ["rlsv-r1-l0-p5-node-0", "rlsv-r1-l0-p5-node-1"]
     assert [p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in pods] == ["p5-node-0", "p5-node-1"]
     assert json.loads(pods[0]["spec"]["containers"][0]["command"][-1]) == {"node": "p5-node-0"}
+    # a level with reads of its own and no target starts nothing
+    assert _probe_run.has_pods(params) and not _probe_run.has_pods(dict(params, targets=[]))
