@@ -9,7 +9,11 @@ from __future__ import annotations
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import argument_spec, judge
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import (
+    argument_spec,
+    canonical_checks,
+    judge,
+)
 
 
 def mergeable(data):
@@ -35,11 +39,18 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         result["changed"] = False
-        validated = ArgumentSpecValidator(argument_spec()).validate(self._task.args)
+        args = self._task.args
+        # checks already in the spec's shape skip its per-check validation (canonical_checks)
+        checks = canonical_checks(args.get("checks"))
+        validated = ArgumentSpecValidator(argument_spec()).validate(
+            args if checks is None else dict(args, checks=[]))
         if validated.error_messages:
             result.update(failed=True, msg="level_assert: " + "; ".join(validated.error_messages))
             return result
-        outcome = judge(validated.validated_parameters)
+        params = validated.validated_parameters
+        if checks is not None:
+            params["checks"] = checks
+        outcome = judge(params)
         if "ansible_stats" in outcome:
             outcome["ansible_stats"]["data"] = mergeable(outcome["ansible_stats"]["data"])
         result.update(outcome)

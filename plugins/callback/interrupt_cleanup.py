@@ -79,19 +79,35 @@ def _collections_root():
     return os.path.abspath(os.path.join(list(spec.submodule_search_locations)[0], *([os.pardir] * 3)))
 
 
-# The results this callback reads: kubernetes.core.k8s (the anchor Job, the namespace) and the set_fact that carries
-# the cleanup's cluster access. Reading any other result makes ansible-core 2.19 convert the whole of it for this
-# callback (executor/task_result.py, CallbackTaskResult.result): over 256 nodes a node list or the checks of a level,
-# seconds for nothing (docs/performance.md).
+# The results this callback reads: kubernetes.core.k8s (the anchor Job, the namespace), objects_absent (the run's end
+# removes the anchor with it; a level's cleanup) and the set_fact that carries the cleanup's cluster access. Reading
+# any other result makes ansible-core 2.19 convert the whole of it for this callback (executor/task_result.py,
+# CallbackTaskResult.result): over 256 nodes a node list or the checks of a level, seconds for nothing
+# (docs/performance.md).
 _K8S_ACTIONS = frozenset(("kubernetes.core.k8s", "k8s"))
 _SET_FACT_ACTIONS = frozenset(("ansible.builtin.set_fact", "set_fact"))
+_ABSENT_ACTIONS = frozenset(("rlstack.validation.objects_absent", "objects_absent"))
+# The label that marks the anchor Job (roles/runner/templates/anchor_job.yml.j2).
+_ANCHOR_SELECTOR = "app.kubernetes.io/component=anchor"
 
 
 def _may_concern_the_run(task):
     action = getattr(task, "action", None)
-    if action in _K8S_ACTIONS:
+    if action in _K8S_ACTIONS or action in _ABSENT_ACTIONS:
         return True
     return action in _SET_FACT_ACTIONS and "runner_cleanup_auth" in (getattr(task, "args", None) or {})
+
+
+def _deleted_the_anchor(args, anchor):
+    """kubernetes.core.k8s deleted the anchor Job `anchor` (and, waiting, everything it owns)."""
+    return args.get("state") == "absent" and args.get("kind") == "Job" and args.get("name") == anchor
+
+
+def _removed_the_anchor(args, result):
+    """objects_absent removed the run's anchor Job (the run's end, tasks/finish_run.yml) and nothing was left."""
+    selectors = args.get("label_selectors") or []
+    return _ANCHOR_SELECTOR in selectors and any(str(s).startswith(_run_guard.RUN_LABEL + "=") for s in selectors) \
+        and not result.get("left") and not result.get("timed_out")
 
 
 def _run_lease_of(result):
@@ -252,8 +268,8 @@ class CallbackModule(CallbackBase):
             labels = (obj.get("metadata") or {}).get("labels") or {}
             if labels.get(_run_guard.RUN_LABEL):
                 self._namespaces[host] = (obj["metadata"].get("name"), labels[_run_guard.RUN_LABEL])
-        if args.get("state") == "absent" and args.get("kind") == "Job" and host in self._anchors \
-                and args.get("name") == self._anchors[host]:
+        if host in self._anchors and (_deleted_the_anchor(args, self._anchors[host])
+                                      or _removed_the_anchor(args, res)):
             self._send({"event": "done", "host": host})
 
     def v2_runner_on_failed(self, result, ignore_errors=False):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s_status as k8s
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_info
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
@@ -47,6 +48,24 @@ def pod_hosts(pods):
 
 def gpu_nodes(nodes, transport="kubernetes", host=None):
     return k8s.gpu_nodes(_plain(nodes or []), str(transport), _plain(host or {}))
+
+
+def label_selector(labels):
+    """{key: value} -> "key=value,..." (the labels in their order): the selector a level's node_selector setting makes."""
+    labels = _plain(labels or {})
+    if not isinstance(labels, dict):
+        raise AnsibleFilterError("label_selector takes a dict of labels, not %r" % (labels,))
+    return ",".join("%s=%s" % (key, value) for key, value in labels.items())
+
+
+def plan_reads(node_selectors, namespace="", device_classes=False):
+    return _objects_info.plan_reads(_plain(node_selectors or []), _plain(namespace), bool(device_classes))
+
+
+def plan_nodes(reads, node_selectors, transport="kubernetes", host=None):
+    transport, host = str(transport), _plain(host or {})
+    return _objects_info.plan_nodes(_plain(reads or []), _plain(node_selectors or []),
+                                    lambda nodes: k8s.gpu_nodes(nodes, transport, host))
 
 
 def daemonset_summary(results):
@@ -137,6 +156,9 @@ class FilterModule:
             "validation_plan": validation_plan,
             "validation_survey": validation_survey,
             "gpu_nodes": gpu_nodes,
+            "label_selector": label_selector,
+            "plan_reads": plan_reads,
+            "plan_nodes": plan_nodes,
             "pod_hosts": pod_hosts,
             "daemonset_summary": daemonset_summary,
             "limit": limit,

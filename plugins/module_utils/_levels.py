@@ -43,6 +43,10 @@ greps the runner's task files and _plan.py for ids):
   asks_efa  the level's pods may ask for EFA (nccl-tests across nodes, an example with efa): when the plan runs such a
             level, it reads the cluster's DeviceClasses once (tasks/device_classes.yml), and runner_efa_request says
             how every pod asks (the EFA DRA driver's claim or the extended resource) without a task of the level's
+  node_selector_setting  the level runs on the nodes its own setting of that name selects (a dict of labels; Phase
+            0: phase0_efa_node_selector, the cheap EFA nodes), not on validation_gpu_node_selector's; None: the GPU
+            nodes. The plan reads the nodes of every selector of the levels it runs in one module run
+            (runner tasks/nodes.yml), so such a level has no node read of its own
   phase0_gated  the Phase 0 gate keeps the level from starting on expensive nodes without a Phase 0 pass:
             'always' (L5, L6), 'multi_node' (L3: only with two nodes or more, one never crosses the network), None
 Every level has every field (LEVEL_DEFAULTS fills what a row leaves out); the runner defaults one only where
@@ -70,7 +74,7 @@ LEVELS = (
     {"id": "phase0_efa", "level": "L3.5", "name": "Phase 0 EFA", "order": 3.5, "tags": ["phase0", "l3_5"],
      "skip_to": "3.5", "kind": "mpijob", "probe": None, "per_example": False, "local": ["mpijob"],
      "only_when_enabled": True, "runs_before": "l3_multi_gpu", "isolate_from": "instance_type",
-     "opens_phase0_gate": True, "asks_efa": True},
+     "opens_phase0_gate": True, "asks_efa": True, "node_selector_setting": "phase0_efa_node_selector"},
     {"id": "l4_rollout", "level": "L4", "name": "Rollout", "order": 4, "tags": ["l4"], "skip_to": "4",
      "kind": "probe", "probe": "probe_sim_import.py", "per_example": False, "local": ["probe_pod"],
      "only_when_enabled": False},
@@ -87,7 +91,8 @@ KINDS = ("probe", "jobs", "mpijob")
 # What a row that leaves a field out means (levels() and by_id() return every row with all of them).
 LEVEL_DEFAULTS = {"probe": None, "per_example": False, "only_when_enabled": False, "runs_before": None,
                   "example_needs": None, "judge_without_targets": False, "preflight": False, "isolate_from": None,
-                  "opens_phase0_gate": False, "phase0_gated": None, "after_probe": None, "asks_efa": False}
+                  "opens_phase0_gate": False, "phase0_gated": None, "after_probe": None, "asks_efa": False,
+                  "node_selector_setting": None}
 
 # Roles playbooks/validate.yml runs that are not levels: they name bad nodes rather than judge the stack,
 # have no row in the results table and no place in the run order (docs/isolation.md). Their settings are

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _level_assert
 
 REPO = Path(__file__).resolve().parents[4]
@@ -159,3 +161,35 @@ def test_attach_may_not_replace_a_field_of_the_result(tmp_path):
     verdict = _publish(tmp_path, {"status": "PASS"})[0]
     assert verdict["failed"] is True and "ansible_stats" not in verdict
     assert verdict["msg"] == "level_assert: attach may not replace the result's own fields (status)"
+
+
+CANONICAL = [
+    {"name": "gpu_count", "node": "p5-node-0", "op": "eq", "actual": 8, "expected": 8},
+    {"name": "busbw", "op": "ge", "actual": 350.0, "expected": 400, "tolerance": 0, "unit": "GB/s",
+     "hint": "h", "fail_msg": "f", "severity": "warn", "excerpt": ["line 1"], "evidence_missing": True},
+    {"name": "only_a_name"},
+    {"name": "listed", "op": "in", "actual": "a", "expected": ["a"], "tolerance": 0.05},
+]
+
+
+def test_canonical_checks_are_what_the_spec_makes_of_them():
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    spec = {"checks": _level_assert.argument_spec()["checks"]}
+    expected = ArgumentSpecValidator(spec).validate({"checks": CANONICAL}).validated_parameters["checks"]
+    got = _level_assert.canonical_checks(CANONICAL)
+    assert got == expected
+    assert [type(c["tolerance"]) for c in got] == [type(None), float, type(None), float]
+
+
+@pytest.mark.parametrize("check", [
+    {"name": "n", "node": 3},                      # a number where the spec wants a string: the spec converts it
+    {"name": "n", "op": "nearly"},                 # not a choice: the spec says so
+    {"name": "n", "tolerance": "0.1"},             # a string the spec converts
+    {"name": "n", "unknown": 1},                   # an option the spec does not have
+    {"node": "p5-node-0"},                         # no name
+    {"name": "n", "excerpt": "one line"},          # a string where the spec wants a list
+    {"name": "n", "evidence_missing": "yes"},      # a string the spec makes a bool
+    {"name": "n", "hint": None},                   # none: the spec decides
+])
+def test_any_other_check_goes_through_the_spec(check):
+    assert _level_assert.canonical_checks(CANONICAL + [check]) is None

@@ -30,6 +30,7 @@ def task(data):
 @pytest.mark.parametrize("data,reads", [
     ({"kubernetes.core.k8s": {"state": "present", "definition": {"kind": "Job"}}}, True),
     ({"k8s": {"state": "absent", "kind": "Job", "name": "anchor"}}, True),
+    ({"rlstack.validation.objects_absent": {"namespace": "default"}}, True),
     ({"ansible.builtin.set_fact": {"runner_cleanup_auth": {"kubeconfig": "", "context": ""}}}, True),
     ({"ansible.builtin.set_fact": {"runner_gpu_node_objects": []}}, False),
     ({"kubernetes.core.k8s_info": {"kind": "Node"}}, False),
@@ -49,6 +50,32 @@ def test_an_unread_result_is_never_converted():
             raise AssertionError("the result was read")
 
     interrupt_cleanup.CallbackModule().v2_runner_on_ok(Result())
+
+
+@pytest.mark.parametrize("args,result,done", [
+    # kubernetes.core.k8s deleting the anchor by name
+    ({"state": "absent", "kind": "Job", "name": "rlsv-1-anchor"}, {}, True),
+    ({"state": "absent", "kind": "Job", "name": "another"}, {}, False),
+    # objects_absent removing the run's anchor (tasks/finish_run.yml): done only when nothing was left
+    ({"label_selectors": ["rlstack.io/run-id=1", "app.kubernetes.io/component=anchor"]}, {"left": {}}, True),
+    ({"label_selectors": ["rlstack.io/run-id=1", "app.kubernetes.io/component=anchor"]},
+     {"left": {"Job": ["rlsv-1-anchor"]}, "timed_out": True}, False),
+    # a level's cleanup
+    ({"label_selectors": ["rlstack.io/run-id=1", "rlstack.io/level=l0_infrastructure"]}, {"left": {}}, False),
+])
+def test_the_watchdog_hears_that_the_run_removed_its_objects(args, result, done):
+    sent = []
+    callback = interrupt_cleanup.CallbackModule()
+    callback._anchors["sim-eks"] = "rlsv-1-anchor"
+    callback._send = sent.append
+
+    class Result:
+        task = task({"rlstack.validation.objects_absent" if "label_selectors" in args else "kubernetes.core.k8s": args})
+        _result = dict(result, invocation={"module_args": args})
+        _host = SimpleNamespace(get_name=lambda: "sim-eks")
+
+    callback.v2_runner_on_ok(Result())
+    assert sent == ([{"event": "done", "host": "sim-eks"}] if done else [])
 
 
 def test_the_anchor_tells_the_watchdog_its_renewed_lease_and_image():

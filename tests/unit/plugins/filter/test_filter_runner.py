@@ -19,7 +19,8 @@ LEVELS = _levels.levels()
 NAMES = {"pods_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
          "validation_survey", "admission_summary", "efa_request",
          "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
-         "probe_command", "probe_results", "probe_pods", "pod_hosts"}
+         "probe_command", "probe_results", "probe_pods", "pod_hosts", "label_selector", "plan_reads",
+         "plan_nodes"}
 
 
 def exact_types(value):
@@ -156,3 +157,40 @@ def test_gpu_nodes_and_daemonset_summary_filters_on_tagged_values():
     out = runner.daemonset_summary([result])
     assert out == [{"name": "efa", "label": "EFA", "namespace": "kube-system", "found": True, "desired": 2, "ready": 2}]
     assert exact_types(out)
+
+
+def test_label_selector_keeps_the_labels_order():
+    assert runner.label_selector({"node.kubernetes.io/instance-type": "g6.8xlarge", "efa": "true"}) == \
+        "node.kubernetes.io/instance-type=g6.8xlarge,efa=true"
+    assert runner.label_selector({}) == ""
+    with pytest.raises(AnsibleFilterError, match="dict of labels"):
+        runner.label_selector("role=gpu")
+
+
+def test_the_plan_reads_every_selector_once_then_what_it_creates_needs():
+    reads = runner.plan_reads(["role=gpu", "type=g6", "role=gpu"], "gpu-validation", True)
+    assert [(r["kind"], r.get("label_selectors"), r.get("name"), r.get("required", False)) for r in reads] == [
+        ("Node", ["role=gpu"], None, True), ("Node", ["type=g6"], None, True),
+        ("DeviceClass", None, None, False), ("Namespace", None, "gpu-validation", True)]
+    assert reads[0]["hidden_fields"] == ["status.images"]
+    # check mode: the nodes only
+    assert [r["kind"] for r in runner.plan_reads(["role=gpu"], "", False)] == ["Node"]
+
+
+def test_the_plan_keeps_each_selectors_nodes_apart():
+    node = {"metadata": {"name": "p5-node-1", "labels": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
+            "status": {"allocatable": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}}}
+    cheap = {"metadata": {"name": "g6-node-0", "labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "1"}}}
+    reads = [{"item": {"node_selector": "role=gpu"}, "resources": [node, dict(node, metadata={"name": "p5-node-0"})]},
+             {"item": {"node_selector": "type=g6"}, "resources": [cheap]},
+             {"item": {"device_classes": True}, "resources": [], "error": "not found: /apis/..."},
+             {"item": {"namespace": "gpu-validation"}, "resources": [], "error": "not found: /api/..."}]
+    nodes = runner.plan_nodes(reads, ["role=gpu", "type=g6", "role=none"])
+    assert [n["node"] for n in nodes["nodes"]["role=gpu"]] == ["p5-node-0", "p5-node-1"]
+    assert [o["metadata"]["name"] for o in nodes["objects"]["role=gpu"]] == ["p5-node-0", "p5-node-1"]
+    assert nodes["nodes"]["type=g6"] == [{"node": "g6-node-0", "instance_type": "", "gpus": 1, "efa": 0}]
+    # a selector not read has no nodes, not a missing key
+    assert nodes["nodes"]["role=none"] == [] and nodes["objects"]["role=none"] == []
+    # the host transport reads nothing: each selector's node is the inventory host
+    host = runner.plan_nodes([], ["role=gpu"], "host", {"node": "gpu-box", "gpus": 8})
+    assert host["nodes"] == {"role=gpu": [{"node": "gpu-box", "instance_type": "", "gpus": 8, "efa": 0}]}

@@ -137,12 +137,13 @@ def test_one_rescue_and_one_gate():
         rescues += [rel] * len(re.findall(r"^\s*rescue:", text, re.M))
         stops += [rel] * len(re.findall(r"^\s+runner_stop:", text, re.M))
         fails += [rel] * len(re.findall(r"ansible\.builtin\.fail:", text))
-    assert rescues == ["roles/runner/tasks/level.yml", "roles/runner/tasks/plan.yml"]
+    # (the plan's: its reads of the cluster, and its first objects)
+    assert rescues == ["roles/runner/tasks/level.yml"] + ["roles/runner/tasks/plan.yml"] * 2
     # and the plan's Phase 0 gate, which stops a run before it creates anything (docs/phase0.md)
     assert stops == ["roles/runner/tasks/level.yml", "roles/runner/tasks/phase0_gate.yml",
                      "roles/runner/tasks/plan.yml"]
-    assert sorted(set(fails)) == ["roles/runner/tasks/finish_run.yml", "roles/runner/tasks/plan.yml",
-                                  "roles/runner/tasks/settings.yml"]
+    assert sorted(set(fails)) == ["roles/runner/tasks/cluster_unusable.yml", "roles/runner/tasks/finish_run.yml",
+                                  "roles/runner/tasks/plan.yml", "roles/runner/tasks/settings.yml"]
     level = load("roles/runner/tasks/level.yml")
     assert "runner_stop" in level[-1]["ansible.builtin.set_fact"]
     assert "runner_stop: false" in (REPO / "roles/runner/tasks/plan.yml").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import KindNotServed
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import read_all
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import read_all, required_failure
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _checks
 
 
@@ -59,3 +59,25 @@ def test_l0_reads_and_their_evidence():
     assert evidence["resource_slices"] == [{"spec": {"driver": "x"}}]
     assert evidence["all_node_labels"] == ["role=cpu"]
     assert _checks.l0_read_evidence([])["storage_claim"] is None
+
+
+def test_hidden_fields_leave_the_object_read_otherwise_whole():
+    node = {"metadata": {"name": "n", "managedFields": [1]}, "status": {"images": [1], "allocatable": {"x": "1"}}}
+    out = read_all(lambda method, path, params: {"items": [node]},
+                   [{"kind": "Node", "hidden_fields": ["status.images", "spec.absent"]}])
+    assert out[0]["resources"] == [{"metadata": {"name": "n"}, "status": {"allocatable": {"x": "1"}}}]
+    assert node["status"]["images"] == [1]  # the answer itself is not changed
+
+
+def test_a_required_read_that_was_refused_is_the_failure():
+    def get(method, path, params):
+        if "namespaces" in path:
+            raise KindNotServed(path)
+        raise RuntimeError("(403) nodes is forbidden")
+
+    queries = [{"kind": "Namespace", "name": "ns", "required": True}, {"kind": "DeviceClass"},
+               {"kind": "Node", "label_selectors": ["role=gpu"], "required": True}]
+    reads = read_all(get, queries)
+    # a namespace not there is an answer; a refused DeviceClass read is not required
+    assert required_failure(queries[:2], reads[:2]) is None
+    assert required_failure(queries, reads) == "reading Node role=gpu: (403) nodes is forbidden"
