@@ -119,7 +119,11 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end, unreachable
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import api_caller
-from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import read_all, required_failure
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import (
+    READ_OPTIONS,
+    read_all,
+    required_failure,
+)
 
 try:
     import kubernetes
@@ -131,15 +135,9 @@ def argspec():
     spec = copy.deepcopy(AUTH_ARG_SPEC)
     spec.update(
         reads=dict(type="list", elements="dict", required=True, options=dict(
-            kind=dict(type="str", required=True),
-            api_version=dict(type="str", default="v1"),
-            plural=dict(type="str"),
-            namespace=dict(type="str"),
-            name=dict(type="str"),
-            label_selectors=dict(type="list", elements="str", default=[]),
+            copy.deepcopy(READ_OPTIONS),
             hidden_fields=dict(type="list", elements="str", default=[]),
             required=dict(type="bool", default=False),
-            item=dict(type="raw"),
         )),
     )
     return spec

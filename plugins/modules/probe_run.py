@@ -291,6 +291,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _pod_batch, _probe_run
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._fanout import pooled_core_api
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._module_end import end
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_info import READ_OPTIONS
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._pod_wait import orphan_check
 
 try:
@@ -320,15 +321,7 @@ def argspec():
         deadline_at=dict(type="float", default=0),
         request_timeout_s=dict(type="int", default=5),
         node_selector=dict(type="str", default=""),
-        reads=dict(type="list", elements="dict", default=[], options=dict(
-            kind=dict(type="str", required=True),
-            api_version=dict(type="str", default="v1"),
-            plural=dict(type="str"),
-            namespace=dict(type="str"),
-            name=dict(type="str"),
-            label_selectors=dict(type="list", elements="str", default=[]),
-            item=dict(type="raw"),
-        )),
+        reads=dict(type="list", elements="dict", default=[], options=copy.deepcopy(READ_OPTIONS)),
         concurrency=dict(type="int", default=16),
         create_deadline_s=dict(type="int", default=300),
         read_deadline_s=dict(type="int", default=120),

@@ -17,6 +17,17 @@ from __future__ import annotations
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._objects_absent import KindNotServed, collection_path
 
+# The argument spec of one read (the suboptions of probe_run's and objects_info's `reads`; objects_info adds its own).
+READ_OPTIONS = dict(
+    kind=dict(type="str", required=True),
+    api_version=dict(type="str", default="v1"),
+    plural=dict(type="str"),
+    namespace=dict(type="str"),
+    name=dict(type="str"),
+    label_selectors=dict(type="list", elements="str", default=[]),
+    item=dict(type="raw"),
+)
+
 # The start of a read's error when the object or the kind is not there (an answer, not a failure).
 NOT_FOUND = "not found: "
 # What every resource read here leaves out: managedFields are about half of an object and nothing reads them.
