@@ -76,6 +76,9 @@ class Console:
         self._hosts = []
         self._levels = {}
         self._held = {}
+        # the last failure said for each cluster: a rescue that fails the play with the sentence of the failure it
+        # rescued (the plan's, for an API server that does not answer) says nothing new
+        self._last_failure = {}
 
     # ---------------------------------------------------------------------------------------------- helpers
     def host_seen(self, host):
@@ -205,12 +208,16 @@ class Console:
     # ---------------------------------------------------------------------------------------------- errors
     def failed(self, host, message):
         """A task failed (not ignored). Inside a level the level's verdict records it (its rescue), so the line
-        is held and dropped when the level ends; elsewhere it stops the play: one sentence, now."""
+        is held and dropped when the level ends; elsewhere it stops the play: one sentence, now, and not again when
+        the next failure of that cluster says the same (a rescue failing the play with the rescued sentence)."""
         text = " ".join(str(message or "failed").split()) if "\n" not in str(message or "") else str(message)
         lines = [("%s: %s" % (host, part.strip()), "FAIL") for part in text.splitlines() if part.strip()]
         if host in self._levels:
             self._held.setdefault(host, []).extend(lines)
             return []
+        if self._last_failure.get(host) == lines:
+            return []
+        self._last_failure[host] = lines
         return lines
 
     def unreachable(self, host, message):

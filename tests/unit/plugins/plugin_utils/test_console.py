@@ -123,3 +123,15 @@ def test_lines_are_wrapped_only_on_a_terminal_that_is_someones(monkeypatch):
     assert _console.terminal_width() == 80
     monkeypatch.setenv("AWX_ISOLATED_DATA_DIR", "/runner/artifacts/1")  # ansible-runner's pty is no one's terminal
     assert _console.terminal_width() is None
+
+
+def test_a_rescue_that_fails_with_the_rescued_sentence_says_it_once():
+    # the plan's read of the cluster fails with the API guard's sentence; its rescue fails the play with the same
+    con = Console()
+    con.host_seen("eks")
+    down = "The Kubernetes API server of cluster eks (https://127.0.0.1:1) did not answer GET /version within 33 s"
+    assert text(con.failed("eks", down)) == ["eks: " + down]
+    assert con.failed("eks", down) == []
+    # another sentence is said
+    assert text(con.failed("eks", "Cannot use the Kubernetes API of eks (403).")) == [
+        "eks: Cannot use the Kubernetes API of eks (403)."]
