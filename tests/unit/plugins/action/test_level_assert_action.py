@@ -193,3 +193,12 @@ def test_canonical_checks_are_what_the_spec_makes_of_them():
 ])
 def test_any_other_check_goes_through_the_spec(check):
     assert _level_assert.canonical_checks(CANONICAL + [check]) is None
+
+
+def test_a_check_whose_evidence_is_missing_stays_canonical():
+    # actual none (the evidence did not come) is a raw value the spec keeps as it is
+    check = {"name": "gpu_count", "node": "p5-node-0", "actual": None, "expected": 8, "evidence_missing": True}
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    spec = {"checks": _level_assert.argument_spec()["checks"]}
+    assert _level_assert.canonical_checks([check]) == \
+        ArgumentSpecValidator(spec).validate({"checks": [check]}).validated_parameters["checks"]
