@@ -10,7 +10,7 @@
 # with ldd that the binary finds every library. Needs apt's package lists (apt-get update) and Debian 12.
 set -euo pipefail
 
-CHROMIUM_VERSION=${CHROMIUM_VERSION:-156.0.8078.114-1~deb12u1}
+CHROMIUM_VERSION=${CHROMIUM_VERSION:-156.0.8078.129-1~deb12u1}
 CACHE=${RLSTACK_CHROMIUM_CACHE:-$HOME/.cache/rlstack-chromium}
 DEST=$CACHE/$CHROMIUM_VERSION
 WRAPPER=$DEST/chromium
@@ -26,6 +26,25 @@ if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then
 fi
 t0=$(date +%s)
 say() { printf '[get_chromium %3ss] %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
+
+# Debian's security archive keeps only the latest build of a package: when the pinned one is gone, take the build
+# apt would install now, and say so (the test reads the page, not the browser's version).
+# (apt-cache show answers 0 for a version it does not have: madison lists the ones it has)
+if ! apt-cache madison chromium 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep -qxF "$CHROMIUM_VERSION"; then
+  candidate=$(apt-cache policy chromium 2>/dev/null | awk '/Candidate:/ {print $2}')
+  if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then
+    echo "get_chromium.sh: chromium $CHROMIUM_VERSION is not in apt's package lists, nor any other chromium: run apt-get update" >&2
+    exit 2
+  fi
+  say "chromium $CHROMIUM_VERSION is no longer in the archive (Debian keeps the latest security build only); taking $candidate"
+  CHROMIUM_VERSION=$candidate
+  DEST=$CACHE/$CHROMIUM_VERSION
+  WRAPPER=$DEST/chromium
+  if [ -x "$WRAPPER" ] && [ -f "$DEST/.complete" ]; then
+    echo "$WRAPPER"
+    exit 0
+  fi
+fi
 
 rm -rf "$DEST.partial"
 mkdir -p "$DEST.partial/debs" "$DEST.partial/root"

@@ -232,10 +232,21 @@ def run_cost(rows, prices=None, phase0_compare=None, gated_instance_type=""):
 FOOTER_WIDTH = 120
 
 
+# Where a price source may be cut so that what is left reads whole: its clauses end at these.
+_CLAUSE_ENDS = (", ", "; ", " (")
+
+
 def _fit(text, width):
-    """`text` cut to `width` characters (at least 12), ending in "..." when cut."""
+    """`text` cut to `width` characters (at least 12), ending in "..." when cut: after its last whole clause that
+    fits ("EC2 Capacity Blocks pricing...", not "...(aws.amazon.com/ec2/capac..."), else after a whole word."""
     width = max(width, 12)
-    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+    if len(text) <= width:
+        return text
+    room = text[:width - 3]
+    cut = max(room.rfind(end) for end in _CLAUSE_ENDS)
+    if cut < 12:
+        cut = room.rfind(" ")
+    return (text[:cut] if cut >= 12 else room).rstrip(" ,;") + "..."
 
 
 def cost_lines(cost):

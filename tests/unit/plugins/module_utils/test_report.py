@@ -8,6 +8,8 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _report as r
 
 SEED_LEVELS = [
@@ -188,6 +190,19 @@ def cost_stats():
                     "phase0_compare": {"instance_type": "p5en.48xlarge", "nodes": 2}}}
 
 
+@pytest.mark.parametrize("text, width, cut", [
+    ("EC2 Capacity Blocks pricing (aws.amazon.com/ec2/capacityblocks/pricing), US East (Ohio)", 50,
+     "EC2 Capacity Blocks pricing..."),
+    ("AWS EC2 On-Demand list price, us-east-1, Linux, as publicly listed in 2025; not re-verified here", 60,
+     "AWS EC2 On-Demand list price, us-east-1, Linux..."),
+    ("a single clause of words that is much longer than the room", 30, "a single clause of words..."),
+    ("nospacesatallinthissourcetext", 20, "nospacesatallinth..."),
+    ("short enough", 40, "short enough"),
+])
+def test_a_price_source_is_cut_where_what_is_left_reads_whole(text, width, cut):
+    assert r._fit(text, width) == cut and len(r._fit(text, width)) <= width
+
+
 def test_cost_in_the_footer_json_and_junit():
     (report,) = r.build_reports(cost_stats())
     lines = r.render_table(report)
@@ -195,7 +210,9 @@ def test_cost_in_the_footer_json_and_junit():
     # 80 GPU-min of p5 at 39.33/8 per GPU-hour = 6.555; 4 GPU-min of g6 at 2.0144 per GPU-hour = 0.1343
     assert footer[0] == "GPU time: 84.0 GPU-min (L3 80.0, L3.5 4.0); estimated $6.69 at the prices below"
     assert footer[1].startswith("  g6.8xlarge: 4.0 GPU-min x $2.0144/GPU-h = $0.1343 (AWS EC2 On-Demand")
-    assert footer[1].endswith("..., 2025)") and len(footer[1]) == r.FOOTER_WIDTH  # the source cut to fit
+    # the source cut to fit after its last whole clause
+    assert footer[1].endswith(" (AWS EC2 On-Demand list price, us-east-1, Linux..., 2025)")
+    assert len(footer[1]) <= r.FOOTER_WIDTH
     assert footer[2] == ("  p5.48xlarge: 80.0 GPU-min x $4.9162/GPU-h = $6.55 (capacity block us-east-1, 2026-11-30)")
     # the same 120 s on 2 x p5en.48xlarge at 63.296/h
     assert footer[3] == "Phase 0 PASS: $0.1343 on g6.8xlarge; the same 120s on 2 x p5en.48xlarge would have cost $4.22"
