@@ -10,8 +10,10 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import (
+    ChecksTextError,
     argument_spec,
     canonical_checks,
+    decoded_checks,
     judge,
 )
 
@@ -40,6 +42,12 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         result["changed"] = False
         args = self._task.args
+        try:
+            # the checks may come as JSON text (filter rlstack.validation.json_text says why)
+            args = dict(args, checks=decoded_checks(args["checks"])) if "checks" in args else args
+        except ChecksTextError as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
         # checks already in the spec's shape skip its per-check validation (canonical_checks)
         checks = canonical_checks(args.get("checks"))
         validated = ArgumentSpecValidator(argument_spec()).validate(

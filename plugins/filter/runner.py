@@ -14,6 +14,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils.workloads impor
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
 from ansible_collections.rlstack.validation.plugins.module_utils import _plan
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
+from ansible_collections.rlstack.validation.plugins.module_utils._data import json_text
 
 
 def _grace(grace_s):
@@ -163,4 +164,5 @@ class FilterModule:
             "daemonset_summary": daemonset_summary,
             "limit": limit,
             "job_deadline_s": job_deadline_s,
+            "json_text": json_text,
         }

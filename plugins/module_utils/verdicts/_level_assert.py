@@ -10,6 +10,8 @@ module run costs a Python start and an import of the collection on the host for 
 
 from __future__ import annotations
 
+import json
+
 from ansible_collections.rlstack.validation.plugins.module_utils.fleet._bad_nodes import findings
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._nccl_checks import nccl_checks, nccl_sweep
 from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._verdict import (
@@ -142,6 +144,27 @@ def _canonical_check(check, options):
             return None  # another type: the spec decides
         out[key] = value
     return out
+
+
+class ChecksTextError(ValueError):
+    pass
+
+
+def decoded_checks(checks):
+    """`checks` as a list when it came as JSON text of one (the runner hands a level's checks over so: filter
+    rlstack.validation.json_text says why), else as it came. Raises ChecksTextError with one sentence when the text
+    is not JSON of a list."""
+    if not isinstance(checks, str):
+        return checks
+    try:
+        decoded = json.loads(checks)
+    except ValueError as exc:
+        raise ChecksTextError("level_assert: checks is text that is not JSON (%s); give a list of checks or its "
+                              "JSON text" % exc) from None
+    if not isinstance(decoded, list):
+        raise ChecksTextError("level_assert: checks is JSON of a %s, not of a list of checks"
+                              % type(decoded).__name__)
+    return decoded
 
 
 def canonical_checks(checks):

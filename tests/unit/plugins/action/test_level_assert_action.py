@@ -78,6 +78,24 @@ def test_the_action_plugin_judges_like_the_module_without_running_a_module(tmp_p
     assert not list(remote_tmp.rglob("AnsiballZ_level_assert*")), list(remote_tmp.rglob("*"))
 
 
+def test_checks_as_json_text_judge_as_the_list_does(tmp_path):
+    # how the runner hands a level's checks over (roles/runner/tasks/finish_level.yml, filter json_text)
+    (tmp_path / "list").mkdir()
+    (tmp_path / "text").mkdir()
+    as_list = _play(tmp_path / "list")[0]
+    as_text = _play(tmp_path / "text", checks=json.dumps(CHECKS))[0]
+    assert as_text["result"]["checks"] == as_list["result"]["checks"] and as_text["msg"] == as_list["msg"]
+
+
+@pytest.mark.parametrize("text, said", [
+    ("[{\"name\": ", "checks is text that is not JSON ("),
+    ('{"name": "gpu_count"}', "checks is JSON of a dict, not of a list of checks"),
+])
+def test_checks_text_that_is_not_a_json_list_is_one_sentence(tmp_path, text, said):
+    verdict = _play(tmp_path, checks=text)[0]
+    assert verdict["failed"] is True and said in verdict["msg"] and "\n" not in verdict["msg"]
+
+
 def test_report_only_records_without_failing(tmp_path):
     verdict = _play(tmp_path, report_only=True)[0]
     assert "failed" not in verdict or verdict["failed"] is False
@@ -202,3 +220,19 @@ def test_a_check_whose_evidence_is_missing_stays_canonical():
     spec = {"checks": _level_assert.argument_spec()["checks"]}
     assert _level_assert.canonical_checks([check]) == \
         ArgumentSpecValidator(spec).validate({"checks": [check]}).validated_parameters["checks"]
+
+
+@pytest.mark.parametrize("given, expected", [
+    (json.dumps(CHECKS), CHECKS),
+    ("[]", []),
+    (CHECKS, CHECKS),  # a list as it came
+    (None, None),
+])
+def test_decoded_checks_reads_json_text_of_a_list(given, expected):
+    assert _level_assert.decoded_checks(given) == expected
+
+
+@pytest.mark.parametrize("text", ["", "not json", "{\"a\": 1}", "3"])
+def test_decoded_checks_refuses_other_text_in_one_sentence(text):
+    with pytest.raises(_level_assert.ChecksTextError, match=r"^level_assert: checks is (text that is not JSON|JSON of a)"):
+        _level_assert.decoded_checks(text)

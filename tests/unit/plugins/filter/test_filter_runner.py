@@ -20,7 +20,7 @@ NAMES = {"pods_summary", "mpijob_state", "probe_output", "dns_label", "label_val
          "validation_survey", "admission_summary", "efa_request",
          "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
          "probe_command", "probe_results", "probe_pods", "pod_hosts", "label_selector", "plan_reads",
-         "plan_nodes"}
+         "plan_nodes", "json_text"}
 
 
 def exact_types(value):

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
@@ -70,3 +72,13 @@ def test_builtin_values_are_copied():
     value = {"a": (1, 2.5, None, True), "b": b"x\xff"}
     out = _data.plain(value)
     assert out == {"a": [1, 2.5, None, True], "b": "x\ufffd"}
+
+
+def test_json_text_of_a_lazy_container_is_compact_and_reads_back():
+    templar = Templar(loader=DataLoader(), variables={"checks": NODES, "one": 1, "x": {"b": trust_as_template("{{ one + 1 }}")}})
+    templar._engine.environment.filters["json_text"] = _data.json_text
+    text = templar.template(trust_as_template("{{ checks | json_text }}"))
+    assert isinstance(text, str) and ": " not in text and json.loads(text) == NODES
+    # a template under the container is rendered first, as plain() does
+    assert json.loads(templar.template(trust_as_template("{{ x | json_text }}"))) == {"b": 2}
+    assert _data.json_text({"m": "é"}) == '{"m":"é"}'
