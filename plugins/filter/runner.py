@@ -139,6 +139,14 @@ def validation_survey(levels, chosen_levels=None, skip_to=None):
         raise AnsibleFilterError(str(exc)) from None
 
 
+def probe_outcomes(value):
+    """{node: outcome}: what a level's probe returned (probe_run's JSON text, or the host transport's dict)."""
+    try:
+        return _probe_pods.outcomes_of(value if isinstance(value, str) else _plain(value))
+    except ValueError as exc:
+        raise AnsibleFilterError("probe_outcomes: %s" % exc) from None
+
+
 class FilterModule:
     """Runner filters."""
 
@@ -165,4 +173,5 @@ class FilterModule:
             "limit": limit,
             "job_deadline_s": job_deadline_s,
             "json_text": json_text,
+            "probe_outcomes": probe_outcomes,
         }

@@ -206,6 +206,23 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s, nodes
     return out
 
 
+def outcomes_text(outcomes):
+    """Probe outcomes ({node: outcome}, probe_results) as the compact JSON text rlstack.validation.probe_run returns."""
+    return json.dumps(outcomes, ensure_ascii=False, separators=(",", ":"))
+
+
+def outcomes_of(value):
+    """Probe outcomes as a dict: from probe_run's JSON text (outcomes_text), or a dict as it is (the host transport
+    builds one, tasks/probe_host.yml); none is no outcome. Raises ValueError for text that is not a JSON object."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        value = json.loads(value)
+        if not isinstance(value, dict):
+            raise ValueError("probe outcomes are JSON of a %s, not of an object {node: outcome}" % type(value).__name__)
+    return value
+
+
 def probe_results(logs, targets, start, events=None, start_timeout_s=900, finish_timeout_s=None, nodes=None,
                   listed=True):
     """Every target's probe outcome, from the probe pods' logs (rlstack.validation.pod_logs) and states.

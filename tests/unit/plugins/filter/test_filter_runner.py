@@ -20,7 +20,7 @@ NAMES = {"pods_summary", "mpijob_state", "probe_output", "dns_label", "label_val
          "validation_survey", "admission_summary", "efa_request",
          "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
          "probe_command", "probe_results", "probe_pods", "pod_hosts", "label_selector", "plan_reads",
-         "plan_nodes", "json_text"}
+         "plan_nodes", "json_text", "probe_outcomes"}
 
 
 def exact_types(value):
@@ -194,3 +194,11 @@ def test_the_plan_keeps_each_selectors_nodes_apart():
     # the host transport reads nothing: each selector's node is the inventory host
     host = runner.plan_nodes([], ["role=gpu"], "host", {"node": "gpu-box", "gpus": 8})
     assert host["nodes"] == {"role=gpu": [{"node": "gpu-box", "instance_type": "", "gpus": 8, "efa": 0}]}
+
+
+def test_probe_outcomes_filter_reads_the_module_text_and_the_host_dict():
+    outcomes = {"p5-node-0": {"status": "ok", "data": {"nccl": "2.27.3"}}}
+    assert runner.probe_outcomes('{"p5-node-0":{"status":"ok","data":{"nccl":"2.27.3"}}}') == outcomes
+    assert runner.probe_outcomes(tagged(outcomes)) == outcomes and runner.probe_outcomes(None) == {}
+    with pytest.raises(AnsibleFilterError, match="^probe_outcomes: probe outcomes are JSON of a list"):
+        runner.probe_outcomes("[]")

@@ -192,3 +192,23 @@ def test_a_probe_pod_tolerates_a_lost_node_for_30_s_unless_the_user_said_otherwi
     assert out[0] == theirs
     assert [t["key"] for t in out] == ["node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"]
     assert _probe_pods.lost_node_tolerations(None)[0]["tolerationSeconds"] == 30
+
+
+OUTCOMES = {"p5-node-0": {"status": "ok", "data": {"gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]},
+                          "error": None},
+            "p5-node-1": {"status": "not_started", "error": "0/2 nodes are available: Insufficient nvidia.com/gpu",
+                          "hint": "é"}}
+
+
+def test_outcomes_travel_as_compact_json_text_and_read_back():
+    text = _probe_pods.outcomes_text(OUTCOMES)
+    assert isinstance(text, str) and ", " not in text and "é" in text
+    assert _probe_pods.outcomes_of(text) == OUTCOMES
+    assert _probe_pods.outcomes_of(OUTCOMES) is OUTCOMES  # the host transport's dict, as it is
+    assert _probe_pods.outcomes_of(None) == {} and _probe_pods.outcomes_of("") == {}
+
+
+@pytest.mark.parametrize("text", ["[1]", "3", "not json"])
+def test_outcomes_that_are_no_json_object_raise(text):
+    with pytest.raises(ValueError):
+        _probe_pods.outcomes_of(text)
