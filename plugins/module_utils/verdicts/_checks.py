@@ -40,6 +40,16 @@ HINT_EFA_DRA = ("the EFA DRA driver (DRANET, aws-dranet chart) publishes fewer E
                 "check its DaemonSet pod on this node, the efa kernel module, and the node's EFA interfaces")
 HINT_STORAGE = ("the shared storage is not writable from the pod: check the FSx for Lustre CSI driver, the "
                 "PersistentVolume and claim, the security group (port 988) and the mount options")
+# With the host transport the probe runs on the host itself (inventories/gpu-host): no pod, container runtime or CSI.
+HINTS_ON_A_HOST = {
+    HINT_NO_SMI: "nvidia-smi is not on this host's PATH: install the NVIDIA driver (it brings nvidia-smi) or put its "
+                 "directory on the PATH of the user Ansible connects as",
+    HINT_EFA: "the EFA devices are missing on this host: check the EFA driver (efa kernel module, the EFA installer) "
+              "and the instance's EFA network interfaces",
+    HINT_STORAGE: "the shared storage is not writable on this host: check that it is mounted at the storage path "
+                  "(the FSx for Lustre client, the security group's port 988, the mount options) and writable by "
+                  "the user Ansible connects as",
+}
 
 # The sources: docs/security.md ("What the pods may do", the EFA bullet).
 HINT_MEMLOCK = ("libfabric's EFA provider pins its buffers against this limit and fails with \"Libfabric error: (-12) "
@@ -231,37 +241,49 @@ def l0_checks(nodes, probes, expect):
             continue
         data = outcome.get("data") or {}
         probed.append((name, exp["instance_type"], data))
-        if exp["gpu_count"] is not None:
-            smi = data.get("nvidia_smi") or {}
-            msg = "nvidia-smi: %s" % smi["error"] if smi.get("error") else ""
-            checks.append(check("gpu_count", name, "eq", data.get("gpu_count"), int(exp["gpu_count"]),
-                                hint=HINT_NO_SMI if smi.get("not_found") else HINT_GPU, message=msg))
-        names = sorted(set(g.get("name") or "" for g in data.get("gpus") or []))
-        if exp["gpu_name_pattern"] and names:
-            checks.append(check("gpu_model", name, "matches", ", ".join(names), exp["gpu_name_pattern"],
-                                hint="the node is not the GPU type the inventory expects: check the node group's "
-                                     "instance type and the inventory's expectations"))
-        if exp["gpu_memory_mib_min"] and data.get("gpus"):
-            smallest = min(_int(g.get("memory_mib"), 0) for g in data["gpus"])
-            checks.append(check("gpu_memory", name, "ge", smallest, int(exp["gpu_memory_mib_min"]), unit="MiB",
-                                hint="a GPU reports less memory than its model has: check for MIG mode or a "
-                                     "wrong instance type"))
-        if exp["efa_count"] is not None:
-            checks.append(check("efa_devices", name, "eq", data.get("efa_count"), int(exp["efa_count"]),
-                                hint=HINT_EFA, message=("under %s: %s" % (
-                                    (data.get("params") or {}).get("infiniband_dir", "/sys/class/infiniband"),
-                                    ", ".join(data.get("efa_devices") or []) or data.get("infiniband_error") or "none"))))
-        if expect.get("storage"):
-            storage = data.get("storage") or {}
-            failed = [k for k, v in sorted((storage.get("steps") or {}).items()) if not (v or {}).get("ok")]
-            checks.append(check("storage_rw", name, "true", bool(storage.get("ok")), True, hint=HINT_STORAGE,
-                                message="write/read/delete on %s: %s" % (
-                                    storage.get("path") or expect.get("storage_path", ""),
-                                    storage.get("error") or ("failed steps: " + ", ".join(failed) if failed else "ok"))))
-        checks.extend(efa_memlock_checks(name, data, exp, expect.get("efa_memlock_min_kib")))
-        checks.extend(_gpu_health.gpu_checks(name, data, exp))
-        checks.extend(_gpu_health.dcgm_checks(name, data.get("dcgm")))
+        checks.extend(_l0_target_checks(name, exp, data, expect, on_host=transport != "kubernetes"))
     checks.extend(_gpu_health.consistency_checks(probed, overrides))
+    return checks
+
+
+def _hint(hint, on_host):
+    """`hint` as it reads where the probe ran: in a pod, or on the host itself (HINTS_ON_A_HOST)."""
+    return HINTS_ON_A_HOST.get(hint, hint) if on_host else hint
+
+
+def _l0_target_checks(name, exp, data, expect, on_host):
+    """L0's checks of one target's probe data (`data`) against its expectations (`exp`, node_expectations)."""
+    checks = []
+    if exp["gpu_count"] is not None:
+        smi = data.get("nvidia_smi") or {}
+        msg = "nvidia-smi: %s" % smi["error"] if smi.get("error") else ""
+        checks.append(check("gpu_count", name, "eq", data.get("gpu_count"), int(exp["gpu_count"]),
+                            hint=_hint(HINT_NO_SMI, on_host) if smi.get("not_found") else HINT_GPU, message=msg))
+    names = sorted(set(g.get("name") or "" for g in data.get("gpus") or []))
+    if exp["gpu_name_pattern"] and names:
+        checks.append(check("gpu_model", name, "matches", ", ".join(names), exp["gpu_name_pattern"],
+                            hint="the node is not the GPU type the inventory expects: check the node group's "
+                                 "instance type and the inventory's expectations"))
+    if exp["gpu_memory_mib_min"] and data.get("gpus"):
+        smallest = min(_int(g.get("memory_mib"), 0) for g in data["gpus"])
+        checks.append(check("gpu_memory", name, "ge", smallest, int(exp["gpu_memory_mib_min"]), unit="MiB",
+                            hint="a GPU reports less memory than its model has: check for MIG mode or a "
+                                 "wrong instance type"))
+    if exp["efa_count"] is not None:
+        checks.append(check("efa_devices", name, "eq", data.get("efa_count"), int(exp["efa_count"]),
+                            hint=_hint(HINT_EFA, on_host), message=("under %s: %s" % (
+                                (data.get("params") or {}).get("infiniband_dir", "/sys/class/infiniband"),
+                                ", ".join(data.get("efa_devices") or []) or data.get("infiniband_error") or "none"))))
+    if expect.get("storage"):
+        storage = data.get("storage") or {}
+        failed = [k for k, v in sorted((storage.get("steps") or {}).items()) if not (v or {}).get("ok")]
+        checks.append(check("storage_rw", name, "true", bool(storage.get("ok")), True,
+                            hint=_hint(HINT_STORAGE, on_host), message="write/read/delete on %s: %s" % (
+                                storage.get("path") or expect.get("storage_path", ""),
+                                storage.get("error") or ("failed steps: " + ", ".join(failed) if failed else "ok"))))
+    checks.extend(efa_memlock_checks(name, data, exp, expect.get("efa_memlock_min_kib")))
+    checks.extend(_gpu_health.gpu_checks(name, data, exp))
+    checks.extend(_gpu_health.dcgm_checks(name, data.get("dcgm")))
     return checks
 
 

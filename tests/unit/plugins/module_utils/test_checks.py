@@ -741,3 +741,20 @@ def test_l4_benchmark_not_checked_without_expectation_or_benchmark():
 def test_l4_unknown_status():
     result = checks.l4_checks({"status": "ok", "data": {}}, "vm", {})
     assert (result[0]["actual"], result[0]["fail_msg"]) == ("unknown", "unknown")
+
+
+@pytest.mark.parametrize("transport, said", [
+    ("kubernetes", ("not in the pod", "not writable from the pod", "missing in the pod")),
+    ("host", ("not on this host's PATH", "not writable on this host", "missing on this host")),
+])
+def test_l0_hints_say_where_the_probe_ran(transport, said):
+    probe = data_outcome(H200_NODE, gpu_count=0, gpus=[], efa_count=0,
+                         nvidia_smi={"not_found": True, "error": "nvidia-smi not found"},
+                         storage={"ok": False, "path": "/fsx", "error": "storage_path /fsx does not exist"})
+    expect = k8s_expect(transport=transport, host_instance_type="p5en.48xlarge", storage=True)
+    nodes = [make_node("vm")] if transport == "kubernetes" else []
+    result = checks.l0_checks(nodes, {"vm": probe}, expect)
+    hints = [find(result, name, "vm")["hint"] for name in ("gpu_count", "storage_rw", "efa_devices")]
+    assert all(part in hint for part, hint in zip(said, hints)), hints
+    if transport == "host":
+        assert not any("pod" in hint or "CSI" in hint for hint in hints)
