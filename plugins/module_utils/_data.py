@@ -72,10 +72,16 @@ def _copy(value, stored):
     return str(value)
 
 
+def compact_json(value):
+    """Builtin `value` as compact JSON text (no spaces, UTF-8 kept): the one form the collection hands large data
+    over in (json_text here; a probe's outcomes, workloads/_probe_pods.outcomes_text)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def json_text(value):
     """`value` as compact JSON text, read as plain() reads it.
 
     Why: ansible-core 2.19 finalizes a list or dict that a template gives a task's argument value by value (about
     0.5 s of the controller's CPU for a level's 8,196 checks over 256 nodes, measured), and its to_json filter walks
     the value in Python as well; one string it passes as it is (0.06 s in all, this included)."""
-    return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"))
+    return compact_json(plain(value))

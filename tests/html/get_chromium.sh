@@ -15,10 +15,13 @@ CACHE=${RLSTACK_CHROMIUM_CACHE:-$HOME/.cache/rlstack-chromium}
 DEST=$CACHE/$CHROMIUM_VERSION
 WRAPPER=$DEST/chromium
 
-if [ -x "$WRAPPER" ] && [ -f "$DEST/.complete" ]; then
-  echo "$WRAPPER"
-  exit 0
-fi
+done_if_cached() {  # a complete copy of $CHROMIUM_VERSION in the cache: print its wrapper and stop
+  if [ -x "$WRAPPER" ] && [ -f "$DEST/.complete" ]; then
+    echo "$WRAPPER"
+    exit 0
+  fi
+}
+done_if_cached
 
 if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then
   echo "get_chromium.sh: needs apt-get and dpkg (Debian); set RLSTACK_CHROMIUM to a chromium binary instead" >&2
@@ -40,10 +43,7 @@ if ! apt-cache madison chromium 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); pri
   CHROMIUM_VERSION=$candidate
   DEST=$CACHE/$CHROMIUM_VERSION
   WRAPPER=$DEST/chromium
-  if [ -x "$WRAPPER" ] && [ -f "$DEST/.complete" ]; then
-    echo "$WRAPPER"
-    exit 0
-  fi
+  done_if_cached
 fi
 
 rm -rf "$DEST.partial"

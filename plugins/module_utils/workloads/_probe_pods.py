@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _diagnose
+from ansible_collections.rlstack.validation.plugins.module_utils._data import compact_json
 from ansible_collections.rlstack.validation.plugins.module_utils._limits import LOST_NODE_TOLERATION_S
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s._k8s_status import TARGET_LABEL, dns_label
 
@@ -208,7 +209,7 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s, nodes
 
 def outcomes_text(outcomes):
     """Probe outcomes ({node: outcome}, probe_results) as the compact JSON text rlstack.validation.probe_run returns."""
-    return json.dumps(outcomes, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(outcomes)
 
 
 def outcomes_of(value):
