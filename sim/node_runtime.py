@@ -46,8 +46,19 @@ def cri_log(source: Path, dest: Path) -> None:
             out.write(f"{ts} stdout F {raw}\n")
 
 
-def log_source(pod, scenario: str) -> Path | None:
-    labels = pod.metadata.labels or {}
+# The watch hands each pod over as the API server's JSON (a dict): turning every event into a V1Pod model was 70 %
+# of the runtime's CPU at 256 nodes (3.5 ms an event, a Configuration() made per nested model), and with seven
+# events a pod, the watch fell behind the pods it starts (docs/fleet-scale.md).
+def meta(pod: dict) -> dict:
+    return pod.get("metadata") or {}
+
+
+def labels_of(pod: dict) -> dict:
+    return meta(pod).get("labels") or {}
+
+
+def log_source(pod: dict, scenario: str) -> Path | None:
+    labels = labels_of(pod)
     level = labels.get(LEVEL_LABEL)
     if not level:
         return None
@@ -70,22 +81,23 @@ def log_source(pod, scenario: str) -> Path | None:
     return SIM / "replay" / "logs" / name if name else None
 
 
-def pod_nodes(pod) -> int:
+def pod_nodes(pod: dict) -> int:
     """RLSTACK_NODES of a pod's container (the nodes of its multi-node Job), 1 without it."""
-    for container in pod.spec.containers or []:
-        for env in container.env or []:
-            if env.name == "RLSTACK_NODES" and (env.value or "").isdigit():
-                return int(env.value)
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for env in container.get("env") or []:
+            if env.get("name") == "RLSTACK_NODES" and str(env.get("value") or "").isdigit():
+                return int(env["value"])
     return 1
 
 
-def mark_peers(core, pod) -> None:
+def mark_peers(core, pod: dict) -> None:
     """Mark every pod of a multi-node Job as soon as all of them run (WAITS_FOR_PEERS)."""
-    job = (pod.metadata.labels or {}).get("batch.kubernetes.io/job-name")
-    nodes = pod_nodes(pod)
-    if not job or nodes < 2 or pod.status.phase != "Running" or PEERS_RUNNING in (pod.metadata.annotations or {}):
+    job = labels_of(pod).get("batch.kubernetes.io/job-name")
+    if (not job or (pod.get("status") or {}).get("phase") != "Running"
+            or PEERS_RUNNING in (meta(pod).get("annotations") or {}) or pod_nodes(pod) < 2):
         return
-    peers = core.list_namespaced_pod(pod.metadata.namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
+    nodes = pod_nodes(pod)
+    peers = core.list_namespaced_pod(meta(pod)["namespace"], label_selector=f"batch.kubernetes.io/job-name={job}")
     running = [p for p in peers.items if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
     if len(running) >= nodes:
         for peer in running:
@@ -101,13 +113,14 @@ def _load_sim_module(name: str, path: Path):
     return module
 
 
-def pair_launcher_log(core, pod, scenario: str, dest: Path) -> None:
+def pair_launcher_log(core, pod: dict, scenario: str, dest: Path) -> None:
     """A bad-node isolation pair's launcher log: the real 2-node log scaled to the pair's bandwidth
     (sim/replay/pairlog.py, docs/isolation.md). The pair is where the MPIJob's workers run."""
-    labels = pod.metadata.labels or {}
+    labels = labels_of(pod)
+    ns, name = meta(pod)["namespace"], meta(pod)["name"]
     pairlog = _load_sim_module("sim_pairlog", SIM / "replay" / "pairlog.py")
     replay = _load_sim_module("sim_replay", SIM / "replay.py")
-    workers = core.list_namespaced_pod(pod.metadata.namespace,
+    workers = core.list_namespaced_pod(ns,
                                        label_selector=f"{JOB_NAME_LABEL}={labels.get(JOB_NAME_LABEL, '')},"
                                                       f"{ROLE_LABEL}=worker").items
     nodes = sorted(w.spec.node_name for w in workers if w.spec.node_name)
@@ -116,14 +129,13 @@ def pair_launcher_log(core, pod, scenario: str, dest: Path) -> None:
     raw.write_text(text, encoding="utf-8")
     cri_log(raw, dest)
     if crashed:
-        core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace,
-                                  {"metadata": {"labels": {PAIR_CRASH_LABEL: "true"}}})
+        core.patch_namespaced_pod(name, ns, {"metadata": {"labels": {PAIR_CRASH_LABEL: "true"}}})
 
 
-def is_probe_pod(pod) -> bool:
-    containers = pod.spec.containers or []
-    return ((pod.metadata.labels or {}).get(COMPONENT_LABEL) == "probe" and bool(containers)
-            and (containers[0].command or [])[:1] == ["sh"])
+def is_probe_pod(pod: dict) -> bool:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return (labels_of(pod).get(COMPONENT_LABEL) == "probe" and bool(containers)
+            and (containers[0].get("command") or [])[:1] == ["sh"])
 
 
 def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
@@ -164,12 +176,12 @@ def process_dyn():
         return _PROBE_PROCESS["dyn"]
 
 
-def probe_item(pod, envs: list, dest: Path) -> dict:
+def probe_item(pod: dict, envs: list, dest: Path) -> dict:
     """What a shard needs to run a probe pod, as plain values (it crosses to another process)."""
-    container = pod.spec.containers[0]
-    return {"ns": pod.metadata.namespace, "name": pod.metadata.name, "uid": pod.metadata.uid,
-            "node": pod.spec.node_name, "argv": list(container.command or []) + list(container.args or []),
-            "env": {e.name: e.value for e in (container.env or []) if e.value is not None},
+    container = pod["spec"]["containers"][0]
+    return {"ns": meta(pod)["namespace"], "name": meta(pod)["name"], "uid": meta(pod)["uid"],
+            "node": pod["spec"]["nodeName"], "argv": list(container.get("command") or []) + list(container.get("args") or []),
+            "env": {e["name"]: e["value"] for e in (container.get("env") or []) if e.get("value") is not None},
             "envs": envs, "dest": str(dest)}
 
 
@@ -201,6 +213,10 @@ def run_probe_pod(item: dict) -> None:
 def probe_shard(queue) -> None:
     """One shard's kubelet: run each probe pod it is handed, PROBE_THREADS at a time, until it is handed None."""
     import concurrent.futures
+    try:  # API discovery before the first pod comes, not while it waits (the first probe was done 1.7-2.2 s late)
+        process_dyn()
+    except Exception as exc:  # the API server may not answer yet: the first pod makes the client
+        print(f"runtime: a probe shard's client: {type(exc).__name__}: {exc}", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=PROBE_THREADS, thread_name_prefix="probe-pod") as pool:
         for item in iter(queue.get, None):
             pool.submit(run_probe_pod, item)
@@ -232,10 +248,10 @@ def runtime() -> None:
     path_env = f"{STATE / 'fakebin'}:/usr/local/bin:/usr/bin:/bin"
     while True:
         try:
-            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60):
+            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60, deserialize=False):
                 pod = event["object"]
-                ns, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
-                key = (ns, name, pod.metadata.uid)
+                ns, name, node = meta(pod).get("namespace"), meta(pod).get("name"), (pod.get("spec") or {}).get("nodeName")
+                key = (ns, name, meta(pod).get("uid"))
                 if event["type"] != "DELETED" and node and ns not in SYSTEM_NAMESPACES:
                     try:
                         mark_peers(core, pod)
@@ -246,12 +262,12 @@ def runtime() -> None:
                 if node not in node_types:
                     n = core.read_node(node)
                     node_types[node] = (n.metadata.labels or {}).get("node.kubernetes.io/instance-type", "")
-                owner = [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod.metadata.uid}]
+                owner = [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": meta(pod)["uid"]}]
                 scenario = (STATE / "scenario").read_text().strip()
                 envs = [{"name": "PATH", "value": path_env}, {"name": "SIM_NODE", "value": node},
                         {"name": "SIM_INSTANCE_TYPE", "value": node_types[node]},
                         {"name": "SIM_POD", "value": f"{ns}/{name}"}, {"name": "SIM_STATE", "value": str(STATE)},
-                        {"name": "SIM_LEVEL", "value": (pod.metadata.labels or {}).get(LEVEL_LABEL, "")}]
+                        {"name": "SIM_LEVEL", "value": labels_of(pod).get(LEVEL_LABEL, "")}]
                 dest = STATE / "podlogs" / f"{ns}_{name}.log"
                 if is_probe_pod(pod):
                     # A probe pod's entrypoint is its probe: run that command here (python3 is the
@@ -263,7 +279,7 @@ def runtime() -> None:
                 apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
                             "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
                             "spec": {"execs": [{"local": {"workDir": str(STATE / "exec"), "envs": envs}}]}})
-                labels = pod.metadata.labels or {}
+                labels = labels_of(pod)
                 source = log_source(pod, scenario)
                 if labels.get(LEVEL_LABEL) == ISOLATE_LEVEL and labels.get(ROLE_LABEL) == "launcher":
                     pair_launcher_log(core, pod, scenario, dest)

@@ -5,8 +5,6 @@ import string
 import sys
 
 import yaml
-from kubernetes import client
-
 from simload import SIM, load
 
 simctl = load("simctl")
@@ -39,12 +37,14 @@ def test_shards_default_to_half_the_cores_and_follow_the_setting(monkeypatch):
 
 
 def probe_pod():
-    container = client.V1Container(name="probe", image="x", command=["sh", "-c"],
-                                   args=['echo "probe on $NODE_NAME at $SIM_LEVEL with $EXTRA"; exit 3'],
-                                   env=[client.V1EnvVar(name="EXTRA", value="value"),
-                                        client.V1EnvVar(name="FROM_FIELD", value=None)])
-    return client.V1Pod(metadata=client.V1ObjectMeta(name="l0-probe-0", namespace="rlsv", uid="u-1"),
-                        spec=client.V1PodSpec(containers=[container], node_name="p5-node-0"))
+    """A probe pod as the runtime's watch hands it over: the API server's JSON, not a V1Pod."""
+    container = {"name": "probe", "image": "x", "command": ["sh", "-c"],
+                 "args": ['echo "probe on $NODE_NAME at $SIM_LEVEL with $EXTRA"; exit 3'],
+                 "env": [{"name": "EXTRA", "value": "value"},
+                         {"name": "FROM_FIELD", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]}
+    return {"metadata": {"name": "l0-probe-0", "namespace": "rlsv", "uid": "u-1",
+                         "labels": {node_runtime.COMPONENT_LABEL: "probe"}},
+            "spec": {"containers": [container], "nodeName": "p5-node-0"}}
 
 
 class FakeCore:
@@ -72,3 +72,26 @@ def test_a_probe_item_crosses_processes_and_its_command_becomes_the_pods_log(mon
     assert (dyn, ns, name, owner[0]["uid"]) == ("dyn", "rlsv", "l0-probe-0", "u-1")
     assert dest == tmp_path / "rlsv_l0-probe-0.log"
     assert core.patched == [("rlsv", "l0-probe-0", {"metadata": {"annotations": {node_runtime.PROBE_DONE: "true"}}})]
+
+
+def test_the_watchs_json_pods_are_read_as_they_come():
+    pod = probe_pod()
+    assert node_runtime.is_probe_pod(pod) and node_runtime.pod_nodes(pod) == 1
+    pod["spec"]["containers"][0]["command"] = ["python3"]
+    assert not node_runtime.is_probe_pod(pod)
+    pod["spec"]["containers"][0]["env"].append({"name": "RLSTACK_NODES", "value": "2"})
+    assert node_runtime.pod_nodes(pod) == 2
+    pod["metadata"]["labels"].update({node_runtime.LEVEL_LABEL: "l5_training_step", node_runtime.JOB_INDEX_LABEL: "1"})
+    assert node_runtime.log_source(pod, "healthy") is None  # a multi-node Job's worker prints nothing read
+    pod["metadata"]["labels"][node_runtime.JOB_INDEX_LABEL] = "0"
+    assert node_runtime.log_source(pod, "healthy").name.startswith("l5-train-step")
+
+
+def test_peers_are_not_listed_for_a_pod_of_one_node():
+    class NoCalls:
+        def __getattr__(self, name):
+            raise AssertionError(f"{name} called")
+    pod = probe_pod()
+    pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "l5"
+    pod["status"] = {"phase": "Running"}
+    node_runtime.mark_peers(NoCalls(), pod)
