@@ -12,6 +12,7 @@ API guard (_api_guard.py), all of them by a deadline.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import time
 
@@ -202,10 +203,28 @@ def _exit_code(pod):
     return None
 
 
+def log_reader(kubernetes, core, namespace, container=None, request_timeout_s=30, limit_bytes=4194304):
+    """read(name) -> the log of pod `name`, each request bounded by request_timeout_s; a refused read raises
+    CallError with the API server's sentence. read_logs and LogPrefetch share it."""
+    timeout = (max(request_timeout_s, 1), max(request_timeout_s, 1))
+
+    def read(name):
+        kwargs = {"_request_timeout": timeout, "limit_bytes": limit_bytes}
+        if container:
+            kwargs["container"] = container
+        try:
+            return core.read_namespaced_pod_log(name, namespace, **kwargs)
+        except kubernetes.client.exceptions.ApiException as exc:
+            raise CallError(api_error_text(exc.status, exc.reason, exc.body)) from None
+
+    return read
+
+
 def read_logs(kubernetes, core, namespace, selector, names=(), container=None, workers=16, request_timeout_s=30,
-              deadline_s=120.0, limit_bytes=4194304):
+              deadline_s=120.0, limit_bytes=4194304, ready=None):
     """List the pods `selector` selects (those of `names` only, when given) and read each one's log, at most
-    `workers` requests in flight, each bounded by request_timeout_s and all by deadline_s.
+    `workers` requests in flight, each bounded by request_timeout_s and all by deadline_s. `ready`: {name: log}
+    already read (LogPrefetch), not read again.
     Returns (listed pod names, [{name, node, labels, phase, exit_code, log, error}] in name order)."""
     timeout = (max(request_timeout_s, 1), max(request_timeout_s, 1))
     # The JSON as it came, not V1Pod models: the client builds a Configuration for every model object; a list of
@@ -215,30 +234,61 @@ def read_logs(kubernetes, core, namespace, selector, names=(), container=None, w
                                         _preload_content=False)
     listed = json.loads(response.data).get("items") or []
     wanted = set(names or ())
+    ready = ready or {}
 
     def name_of(pod):
         return (pod.get("metadata") or {}).get("name") or ""
 
     pods = sorted((p for p in listed if not wanted or name_of(p) in wanted), key=name_of)
-
-    def read(pod):
-        kwargs = {"_request_timeout": timeout, "limit_bytes": limit_bytes}
-        if container:
-            kwargs["container"] = container
-        try:
-            return core.read_namespaced_pod_log(name_of(pod), namespace, **kwargs)
-        except kubernetes.client.exceptions.ApiException as exc:
-            raise CallError(api_error_text(exc.status, exc.reason, exc.body)) from None
-
+    read = log_reader(kubernetes, core, namespace, container, request_timeout_s, limit_bytes)
+    entries = {name_of(e["item"]): e for e in bounded_map(lambda pod: read(name_of(pod)),
+                                                          [p for p in pods if name_of(p) not in ready],
+                                                          workers=workers, deadline_s=deadline_s)}
     out = []
-    for entry in bounded_map(read, pods, workers=workers, deadline_s=deadline_s):
-        pod = entry["item"]
-        out.append({"name": name_of(pod), "node": (pod.get("spec") or {}).get("nodeName") or "",
+    for pod in pods:
+        name = name_of(pod)
+        entry = entries.get(name) or {"ok": True, "value": ready.get(name), "error": ""}
+        out.append({"name": name, "node": (pod.get("spec") or {}).get("nodeName") or "",
                     "labels": dict((pod.get("metadata") or {}).get("labels") or {}),
                     "phase": (pod.get("status") or {}).get("phase") or "",
                     "exit_code": _exit_code(pod), "log": entry["value"] or "" if entry["ok"] else "",
                     "error": "" if entry["ok"] else entry["error"]})
     return [name_of(p) for p in listed], out
+
+
+class LogPrefetch:
+    """Pods' logs read while the wait for the others goes on, each as soon as its pod has ended (an ended pod's
+    containers have exited, so its log is whole). Reading 1,024 logs after the last pod had ended took about 3 s of
+    the probe level (docs/fleet-scale.md); pods end at different times, so most of that hides in the wait.
+    `read(name)` is log_reader's; at most `workers` reads run at a time. What did not come back in time is read
+    again by read_logs, so a prefetch never changes what is judged, only when it is read."""
+
+    def __init__(self, read, workers=16):
+        self._read, self._workers = read, max(1, int(workers))
+        self._pool, self._futures = None, {}
+
+    def submit(self, name):
+        """Read `name`'s log in the background, once."""
+        if not name or name in self._futures:
+            return
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._workers,
+                                                               thread_name_prefix="rlsv-log-prefetch")
+        self._futures[name] = self._pool.submit(self._read, name)
+
+    def collect(self, wait_s):
+        """{name: log} of the reads that succeeded, waiting at most wait_s for those still running; then close."""
+        if self._futures:
+            concurrent.futures.wait(list(self._futures.values()), timeout=max(0.0, wait_s))
+        out = {name: future.result() for name, future in self._futures.items()
+               if future.done() and not future.cancelled() and future.exception() is None}
+        self.close()
+        return out
+
+    def close(self):
+        """Drop the reads not started (the module's exit waits only for those in flight, each bounded)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def delete_failure_message(namespace, result):

@@ -74,7 +74,7 @@ def _ended(pod):
 
 
 def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_interval_s=0.5, watch_s=30,
-           orphaned=lambda: False):
+           orphaned=lambda: False, on_ended=lambda name: None):
     """Follow pods until judge(pods)["settled"] or `step_s` seconds have passed.
 
     list_pods() -> (pods, resource_version); watch_pods(resource_version, timeout_s) -> iterable of events
@@ -83,7 +83,8 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
     WatchExpired (WatchIdle included) raised by either call, lists again. judge(pods) -> a dict with "settled".
     orphaned() says that whoever waits on this call is gone (an interrupted ansible-playbook's worker): the wait
     then returns at the next event or silence, so the module does not outlive the run (the interrupt watchdog
-    cleans up once the run has exited).
+    cleans up once the run has exited). on_ended(name) is told each pod seen ended (Succeeded or Failed), at
+    least once (probe_run reads its log meanwhile, _pod_batch.LogPrefetch).
     Returns {"pods": [...] (in name order, managedFields left out), "summary": judge's last answer,
     "lists": n, "events": n, "judged": n}.
     """
@@ -96,6 +97,9 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
         pods, version = list_pods()
         held = {_key(p): strip(p) for p in pods}
         lists += 1
+        for pod in pods:
+            if _ended(pod):
+                on_ended((pod.get("metadata") or {}).get("name"))
 
     def verdict():
         nonlocal judged
@@ -121,6 +125,8 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
                     held.pop(_key(obj), None)
                 elif kind in ("ADDED", "MODIFIED"):
                     held[_key(obj)] = strip(obj)
+                    if _ended(obj):
+                        on_ended((obj.get("metadata") or {}).get("name"))
                 # At most every min_interval_s (4 ms a judgement at 256 pods, an event per pod and phase), and at
                 # once when no held pod is still Pending or Running: the event that may settle the wait.
                 if clock() - judged_at >= min_interval_s or (kind == "DELETED" or _ended(obj)) and not any(

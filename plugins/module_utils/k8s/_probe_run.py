@@ -149,15 +149,18 @@ def delete_config_maps(kubernetes, core, namespace, definitions):
     return failed
 
 
-def finish(kubernetes, core, params, selector, summary):
+def finish(kubernetes, core, params, selector, summary, prefetch=None):
     """Read what the level judges, then delete the pods and ConfigMaps: {events, nodes, pods, reads, deleted, left,
-    delete_errors, left_nothing}."""
+    delete_errors, left_nothing}. `prefetch`: the logs read during the wait (_pod_batch.LogPrefetch)."""
     reads = read_all(api_caller(kubernetes, core.api_client), params["reads"], fatal=unreachable)
     events = pod_events(core, params["namespace"], summary.get("states"))
     nodes = nodes_again(core, params["node_selector"]) if not summary.get("ok") and params["node_selector"] else []
+    t0 = time.monotonic()
+    ready = prefetch.collect(params["read_deadline_s"]) if prefetch else {}
     listed, logs = _pod_batch.read_logs(kubernetes, core, params["namespace"], selector, workers=params["concurrency"],
-                                        request_timeout_s=LOG_REQUEST_TIMEOUT_S,
-                                        deadline_s=params["read_deadline_s"], limit_bytes=params["limit_bytes"])
+                                        request_timeout_s=LOG_REQUEST_TIMEOUT_S, limit_bytes=params["limit_bytes"],
+                                        deadline_s=max(1.0, params["read_deadline_s"] - (time.monotonic() - t0)),
+                                        ready=ready)
     gone = _pod_batch.delete_selected(core, params["namespace"], selector, workers=params["concurrency"],
                                       wait_s=params["delete_wait_s"], names=listed)
     errors = gone["failed"] + delete_config_maps(kubernetes, core, params["namespace"], params["config_maps"])
@@ -195,14 +198,22 @@ def run(kubernetes, urllib3, core, params, orphaned=lambda: False, now=time.time
                             start_timeout_s=params["start_timeout_s"])
 
     left_s = max(0.0, params["deadline_at"] - now()) if params["deadline_at"] else params["step_s"]
-    seen = follow(list_pods, watch_pods, judge, min(params["step_s"], left_s), orphaned=orphaned)
-    summary = seen["summary"]
-    out = dict(started, changed=started["started"], resources=[returned_pod(pod) for pod in seen["pods"]],
-               summary=summary, invocation={"module_args": echoed_args(params)},
-               settled=bool(summary.get("settled")), step_s=params["step_s"],
-               requests={"lists": seen["lists"], "events": seen["events"], "judged": seen["judged"]})
-    out["finished"] = out["settled"] or bool(params["deadline_at"]) and now() >= params["deadline_at"]
-    if out["finished"] and not orphaned():
-        out.update(finish(kubernetes, core, params, selector, summary), changed=True)
+    prefetch = _pod_batch.LogPrefetch(_pod_batch.log_reader(kubernetes, core, params["namespace"],
+                                                            request_timeout_s=LOG_REQUEST_TIMEOUT_S,
+                                                            limit_bytes=params["limit_bytes"]),
+                                      workers=params["concurrency"])
+    try:
+        seen = follow(list_pods, watch_pods, judge, min(params["step_s"], left_s), orphaned=orphaned,
+                      on_ended=prefetch.submit)
+        summary = seen["summary"]
+        out = dict(started, changed=started["started"], resources=[returned_pod(pod) for pod in seen["pods"]],
+                   summary=summary, invocation={"module_args": echoed_args(params)},
+                   settled=bool(summary.get("settled")), step_s=params["step_s"],
+                   requests={"lists": seen["lists"], "events": seen["events"], "judged": seen["judged"]})
+        out["finished"] = out["settled"] or bool(params["deadline_at"]) and now() >= params["deadline_at"]
+        if out["finished"] and not orphaned():
+            out.update(finish(kubernetes, core, params, selector, summary, prefetch), changed=True)
+    finally:
+        prefetch.close()
     out["elapsed_s"] = round(time.monotonic() - t0, 3)
     return out

@@ -149,3 +149,45 @@ def test_read_logs_reads_the_listed_pods_json_and_each_log():
         {"name": "p-1", "node": "n1", "labels": {"a": "b"}, "phase": "Succeeded", "exit_code": 0, "log": "log of p-1",
          "error": ""}]
     assert "is waiting to start" in out[0]["error"]
+
+
+def test_logs_read_during_the_wait_are_not_read_again_and_the_rest_are():
+    """LogPrefetch reads ended pods' logs while the wait goes on; read_logs takes them as they are and reads only
+    the pods it has none for (a prefetch that failed is read again), so what is judged is the same."""
+    class Response:
+        data = json.dumps({"items": [
+            {"metadata": {"name": name}, "spec": {"nodeName": "n"}, "status": {"phase": "Succeeded"}}
+            for name in ("p-0", "p-1", "p-2")]}).encode()
+
+    class Kubernetes:
+        class client:
+            class exceptions:
+                ApiException = StatusError
+
+    reads = []
+
+    class Core:
+        def list_namespaced_pod(self, namespace, label_selector, _request_timeout, _preload_content):
+            return Response()
+
+        def read_namespaced_pod_log(self, name, namespace, _request_timeout, limit_bytes):
+            reads.append(name)
+            if name == "p-1" and reads.count("p-1") == 1:
+                raise StatusError(500, "etcd timeout")
+            return "log of %s" % name
+
+    prefetch = _pod_batch.LogPrefetch(_pod_batch.log_reader(Kubernetes, Core(), "ns"), workers=2)
+    for name in ("p-0", "p-1", "p-0"):
+        prefetch.submit(name)
+    ready = prefetch.collect(10)
+    assert ready == {"p-0": "log of p-0"} and sorted(reads) == ["p-0", "p-1"]
+    _listed, out = _pod_batch.read_logs(Kubernetes, Core(), "ns", "run=r", ready=ready)
+    assert sorted(reads) == ["p-0", "p-1", "p-1", "p-2"]
+    assert [(o["name"], o["log"], o["error"]) for o in out] == [
+        ("p-0", "log of p-0", ""), ("p-1", "log of p-1", ""), ("p-2", "log of p-2", "")]
+
+
+def test_a_prefetch_closed_unused_reads_nothing_more():
+    prefetch = _pod_batch.LogPrefetch(lambda name: name)
+    prefetch.close()
+    assert prefetch.collect(0) == {}

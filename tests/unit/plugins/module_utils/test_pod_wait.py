@@ -226,3 +226,16 @@ def test_orphan_check_fires_when_an_ancestor_is_reparented():
 
 def test_orphan_check_on_this_process_reads_proc():
     assert orphan_check()() is False
+
+
+def test_each_pod_seen_ended_is_told_as_it_ends_in_the_list_or_the_watch():
+    """probe_run reads an ended pod's log while the others are awaited (_pod_batch.LogPrefetch)."""
+    ended = []
+
+    def watch(_version, _timeout):
+        yield {"type": "MODIFIED", "object": pod("b", "Running", 11)}
+        yield {"type": "MODIFIED", "object": pod("b", "Failed", 12)}
+
+    follow(lambda: ([pod("a", "Succeeded", 5), pod("b", "Pending", 6)], "10"), watch, judge(2), 30,
+           min_interval_s=0, on_ended=ended.append)
+    assert ended == ["a", "b"]

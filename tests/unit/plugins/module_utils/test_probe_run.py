@@ -67,7 +67,8 @@ class FakeCore:
 
 def _params(**kw):
     params = {"namespace": "ns", "config_maps": [{"metadata": {"name": "marker"}, "data": {}}],
-              "definitions": [{"metadata": {"name": "p0"}}], "lease": None, "concurrency": 4, "create_deadline_s": 30}
+              "definitions": [{"metadata": {"name": "p0"}}], "lease": None, "concurrency": 4, "create_deadline_s": 30,
+              "limit_bytes": 4194304}
     params.update(kw)
     return params
 
