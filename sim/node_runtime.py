@@ -148,8 +148,8 @@ _PROBE_THREAD = threading.local()
 _PROBE_PROCESS = {}
 _PROBE_PROCESS_LOCK = threading.Lock()
 # Probe pods run in shards of nodes, each shard a process of its own with PROBE_THREADS threads, as each node has
-# a kubelet of its own, so the watch (25 CPU-s at 1,024 nodes) keeps its own interpreter. Measured on 16 cores at
-# 1,024 nodes, 8 shards and 1 finished the probes alike (9.7 vs 9.4 s, docs/fleet-scale.md): not what sets the pace.
+# a kubelet of its own, so the watch keeps its own interpreter. On 16 cores at 1,024 nodes, 8 shards and 1 finished
+# the probes alike (9.7 vs 9.4 s, docs/fleet-scale.md): the watch's V1Pod models set the pace then (see meta()).
 PROBE_THREADS = 8
 
 

@@ -15,9 +15,10 @@ description:
     O(definitions) (or one per O(targets) from O(pod_template)), at most O(concurrency) requests in flight. When any pod is refused, the task fails with the API
     server's own sentence for the first one (a quota, a PodSecurity level, an admission webhook, a permission).
   - Then follows the pods O(label_selectors) selects with one list and a watch for at most O(step_s), judging them as
-    the filter P(rlstack.validation.pods_summary#filter) does with C(want=probes).
+    the filter P(rlstack.validation.pods_summary#filter) does with C(want=probes). Each pod's log is read as soon
+    as the pod has ended (its containers have exited), while the others are awaited.
   - Once the wait is settled, or O(deadline_at) has come, reads the level's own O(reads), the events of every pod
-    that never ran, the nodes O(node_selector) selects when a pod did not end well, and every pod's log, then
+    that never ran, the nodes O(node_selector) selects when a pod did not end well, and every pod's log not read yet, then
     deletes the pods and O(config_maps), and returns C(finished=true).
   - A task repeats it with C(until) on C(finished), so a long wait still prints its progress and stays bounded. An
     attempt that finds the first of O(config_maps) existing does not create anything (the earlier attempt did).
