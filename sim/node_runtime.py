@@ -138,15 +138,23 @@ def is_probe_pod(pod: dict) -> bool:
             and (containers[0].get("command") or [])[:1] == ["sh"])
 
 
-def logs_object(dyn, ns: str, name: str, owner: list, dest: Path) -> None:
-    apply(dyn, {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-                "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
-                "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}})
+def logs_object(custom, ns: str, name: str, owner: list, dest: Path) -> None:
+    """kwok's Logs object for a pod (its log file), through a CustomObjectsApi: no API discovery, which a
+    dynamic client makes once per process (about 1 CPU-s in each of 8 probe shards at the start of a run)."""
+    from kubernetes.client.exceptions import ApiException
+    body = {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "metadata": {"name": name, "namespace": ns, "ownerReferences": owner},
+            "spec": {"logs": [{"logsFile": str(dest), "previousLogsFile": str(dest)}]}}
+    try:
+        custom.create_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", ns, "logs", body)
+    except ApiException as exc:  # one left by an earlier pod of the same name: now this pod's
+        if exc.status != 409:
+            raise
+        custom.patch_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", ns, "logs", name,
+                                              {"metadata": {"ownerReferences": owner}, "spec": body["spec"]})
 
 
 _PROBE_THREAD = threading.local()
-_PROBE_PROCESS = {}
-_PROBE_PROCESS_LOCK = threading.Lock()
 # Probe pods run in shards of nodes, each shard a process of its own with PROBE_THREADS threads, as each node has
 # a kubelet of its own, so the watch keeps its own interpreter. On 16 cores at 1,024 nodes, 8 shards and 1 finished
 # the probes alike (9.7 vs 9.4 s, docs/fleet-scale.md): the watch's V1Pod models set the pace then (see meta()).
@@ -159,21 +167,15 @@ def probe_shard_count() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else max(1, (os.cpu_count() or 2) // 2)
 
 
-def thread_core():
-    """A CoreV1Api per probe thread, made once: clients() runs API discovery, too dear once per pod at 256 nodes."""
-    core = getattr(_PROBE_THREAD, "core", None)
-    if core is None:
+def thread_apis():
+    """(CoreV1Api, CustomObjectsApi) of one API client per probe thread, made once (clients() runs API discovery,
+    too dear once per pod at 256 nodes)."""
+    apis = getattr(_PROBE_THREAD, "apis", None)
+    if apis is None:
         from kubernetes import client, config
-        core = _PROBE_THREAD.core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig())))
-    return core
-
-
-def process_dyn():
-    """The shard's dynamic client, made once per process (API discovery) and shared by its threads."""
-    with _PROBE_PROCESS_LOCK:
-        if "dyn" not in _PROBE_PROCESS:
-            _PROBE_PROCESS["dyn"] = clients()[2]
-        return _PROBE_PROCESS["dyn"]
+        api = config.new_client_from_config(config_file=str(kubeconfig()))
+        apis = _PROBE_THREAD.apis = (client.CoreV1Api(api), client.CustomObjectsApi(api))
+    return apis
 
 
 def probe_item(pod: dict, envs: list, dest: Path) -> dict:
@@ -203,9 +205,9 @@ def run_probe_pod(item: dict) -> None:
     raw.write_text(text)
     cri_log(raw, dest)
     try:  # the sim-probe-complete stage ends pods marked so
-        logs_object(process_dyn(), ns, name, [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": item["uid"]}],
-                    dest)
-        thread_core().patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
+        core, custom = thread_apis()
+        logs_object(custom, ns, name, [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": item["uid"]}], dest)
+        core.patch_namespaced_pod(name, ns, {"metadata": {"annotations": {PROBE_DONE: "true"}}})
     except Exception as exc:  # the pod may be gone already
         print(f"runtime: marking {ns}/{name} done: {type(exc).__name__}: {exc}", flush=True)
 
@@ -213,10 +215,8 @@ def run_probe_pod(item: dict) -> None:
 def probe_shard(queue) -> None:
     """One shard's kubelet: run each probe pod it is handed, PROBE_THREADS at a time, until it is handed None."""
     import concurrent.futures
-    try:  # API discovery before the first pod comes, not while it waits (the first probe was done 1.7-2.2 s late)
-        process_dyn()
-    except Exception as exc:  # the API server may not answer yet: the first pod makes the client
-        print(f"runtime: a probe shard's client: {type(exc).__name__}: {exc}", flush=True)
+    import kubernetes.client  # noqa: F401  imported before the first pod comes, not while it waits
+    import kubernetes.config  # noqa: F401
     with concurrent.futures.ThreadPoolExecutor(max_workers=PROBE_THREADS, thread_name_prefix="probe-pod") as pool:
         for item in iter(queue.get, None):
             pool.submit(run_probe_pod, item)
@@ -242,7 +242,7 @@ def runtime() -> None:
     from kubernetes import watch
     shards = start_probe_shards()
     client, api, dyn = clients()
-    core = client.CoreV1Api(api)
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
     node_types = {}
     done = set()
     path_env = f"{STATE / 'fakebin'}:/usr/local/bin:/usr/bin:/bin"
@@ -287,7 +287,7 @@ def runtime() -> None:
                     cri_log(source, dest)
                 else:
                     dest.write_text("")
-                logs_object(dyn, ns, name, owner, dest)
+                logs_object(custom, ns, name, owner, dest)
                 done.add(key)
         except Exception as exc:  # keep serving: the API server may restart or a watch may expire
             print(f"runtime: {type(exc).__name__}: {exc}", flush=True)

@@ -62,14 +62,13 @@ def test_a_probe_item_crosses_processes_and_its_command_becomes_the_pods_log(mon
     applied, core = [], FakeCore()
     (tmp_path / "exec").mkdir()
     monkeypatch.setattr(node_runtime, "STATE", tmp_path)
-    monkeypatch.setattr(node_runtime, "process_dyn", lambda: "dyn")
-    monkeypatch.setattr(node_runtime, "thread_core", lambda: core)
+    monkeypatch.setattr(node_runtime, "thread_apis", lambda: (core, "custom"))
     monkeypatch.setattr(node_runtime, "logs_object", lambda *args: applied.append(args))
     node_runtime.run_probe_pod(item)
     log = (tmp_path / "rlsv_l0-probe-0.log").read_text()
     assert log.endswith(" stdout F probe on p5-node-0 at l0_infrastructure with value\n")
-    (dyn, ns, name, owner, dest), = applied
-    assert (dyn, ns, name, owner[0]["uid"]) == ("dyn", "rlsv", "l0-probe-0", "u-1")
+    (custom, ns, name, owner, dest), = applied
+    assert (custom, ns, name, owner[0]["uid"]) == ("custom", "rlsv", "l0-probe-0", "u-1")
     assert dest == tmp_path / "rlsv_l0-probe-0.log"
     assert core.patched == [("rlsv", "l0-probe-0", {"metadata": {"annotations": {node_runtime.PROBE_DONE: "true"}}})]
 
@@ -95,3 +94,23 @@ def test_peers_are_not_listed_for_a_pod_of_one_node():
     pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "l5"
     pod["status"] = {"phase": "Running"}
     node_runtime.mark_peers(NoCalls(), pod)
+
+
+def test_a_logs_object_left_by_an_earlier_pod_of_the_same_name_becomes_this_pods():
+    from kubernetes.client.exceptions import ApiException
+
+    class Custom:
+        def __init__(self):
+            self.calls = []
+
+        def create_namespaced_custom_object(self, group, version, ns, plural, body):
+            self.calls.append(("create", plural, body["metadata"]["name"]))
+            raise ApiException(status=409, reason="AlreadyExists")
+
+        def patch_namespaced_custom_object(self, group, version, ns, plural, name, body):
+            self.calls.append(("patch", plural, name, body["metadata"]["ownerReferences"][0]["uid"]))
+
+    custom = Custom()
+    node_runtime.logs_object(custom, "rlsv", "p", [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u-2"}],
+                             node_runtime.Path("/x.log"))
+    assert custom.calls == [("create", "logs", "p"), ("patch", "logs", "p", "u-2")]
