@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -59,9 +60,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
+    if not os.path.isfile(args.kubeconfig):
+        print("pod_timeline: no kubeconfig at %s (is the simulated cluster up, and is SIM_STATE the one it uses?)"
+              % args.kubeconfig, file=sys.stderr)
+        return 2
     from kubernetes import client, config, watch
     core = client.CoreV1Api(config.new_client_from_config(config_file=args.kubeconfig))
-    pods, t0, stop = {}, None, time.monotonic() + args.seconds
+    pods, t0, stop, last_error = {}, None, time.monotonic() + args.seconds, None
 
     def finish(*_):
         raise KeyboardInterrupt
@@ -69,17 +74,29 @@ def main() -> int:
     signal.signal(signal.SIGTERM, finish)
     try:
         while time.monotonic() < stop:
-            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, deserialize=False,
-                                              timeout_seconds=max(1, int(stop - time.monotonic()))):
-                pod = event.get("object") or {}
-                meta = pod.get("metadata") or {}
-                if meta.get("namespace") in SKIP_NAMESPACES or event.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
-                    continue
-                now = time.monotonic()
-                t0 = now if t0 is None else t0
-                record = pods.setdefault(meta.get("uid"), {"pod": "%s/%s" % (meta.get("namespace"), meta.get("name"))})
-                for stage in stages_of(event["type"], pod):
-                    record.setdefault(stage, now - t0)
+            try:
+                for event in watch.Watch().stream(core.list_pod_for_all_namespaces, deserialize=False,
+                                                  timeout_seconds=max(1, int(stop - time.monotonic()))):
+                    pod = event.get("object") or {}
+                    meta = pod.get("metadata") or {}
+                    if (meta.get("namespace") in SKIP_NAMESPACES
+                            or event.get("type") not in ("ADDED", "MODIFIED", "DELETED")):
+                        continue
+                    now = time.monotonic()
+                    t0 = now if t0 is None else t0
+                    record = pods.setdefault(meta.get("uid"),
+                                             {"pod": "%s/%s" % (meta.get("namespace"), meta.get("name"))})
+                    for stage in stages_of(event["type"], pod):
+                        record.setdefault(stage, now - t0)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # pylint: disable=broad-except
+                # A watch the server ended early ("Response ended prematurely" at 1,024 pods), or an API server not
+                # up yet: watch again (a stage keeps the first time it was seen); the bound is --seconds.
+                if type(exc).__name__ != last_error:  # once for a run of the same error (a cluster gone)
+                    print("pod_timeline: watching again after %s" % type(exc).__name__, file=sys.stderr)
+                last_error = type(exc).__name__
+                time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     rows = summary(pods)
