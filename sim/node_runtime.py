@@ -93,10 +93,12 @@ def pod_nodes(pod: dict) -> int:
 def mark_peers(core, pod: dict) -> None:
     """Mark every pod of a multi-node Job as soon as all of them run (WAITS_FOR_PEERS)."""
     job = labels_of(pod).get("batch.kubernetes.io/job-name")
-    if (not job or (pod.get("status") or {}).get("phase") != "Running"
-            or PEERS_RUNNING in (meta(pod).get("annotations") or {}) or pod_nodes(pod) < 2):
+    is_running = (pod.get("status") or {}).get("phase") == "Running"
+    if not job or not is_running or PEERS_RUNNING in (meta(pod).get("annotations") or {}):
         return
     nodes = pod_nodes(pod)
+    if nodes < 2:
+        return
     peers = core.list_namespaced_pod(meta(pod)["namespace"], label_selector=f"batch.kubernetes.io/job-name={job}")
     running = [p for p in peers.items if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
     if len(running) >= nodes:
@@ -182,7 +184,8 @@ def probe_item(pod: dict, envs: list, dest: Path) -> dict:
     """What a shard needs to run a probe pod, as plain values (it crosses to another process)."""
     container = pod["spec"]["containers"][0]
     return {"ns": meta(pod)["namespace"], "name": meta(pod)["name"], "uid": meta(pod)["uid"],
-            "node": pod["spec"]["nodeName"], "argv": list(container.get("command") or []) + list(container.get("args") or []),
+            "node": pod["spec"]["nodeName"],
+            "argv": list(container.get("command") or []) + list(container.get("args") or []),
             "env": {e["name"]: e["value"] for e in (container.get("env") or []) if e.get("value") is not None},
             "envs": envs, "dest": str(dest)}
 
@@ -248,9 +251,11 @@ def runtime() -> None:
     path_env = f"{STATE / 'fakebin'}:/usr/local/bin:/usr/bin:/bin"
     while True:
         try:
-            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60, deserialize=False):
+            for event in watch.Watch().stream(core.list_pod_for_all_namespaces, timeout_seconds=60,
+                                              deserialize=False):
                 pod = event["object"]
-                ns, name, node = meta(pod).get("namespace"), meta(pod).get("name"), (pod.get("spec") or {}).get("nodeName")
+                ns, name = meta(pod).get("namespace"), meta(pod).get("name")
+                node = (pod.get("spec") or {}).get("nodeName")
                 key = (ns, name, meta(pod).get("uid"))
                 if event["type"] != "DELETED" and node and ns not in SYSTEM_NAMESPACES:
                     try:

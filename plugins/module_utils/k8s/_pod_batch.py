@@ -261,7 +261,9 @@ class LogPrefetch:
     containers have exited, so its log is whole). Reading 1,024 logs after the last pod had ended took about 3 s of
     the probe level (docs/fleet-scale.md); pods end at different times, so most of that hides in the wait.
     `read(name)` is log_reader's; at most `workers` reads run at a time. What did not come back in time is read
-    again by read_logs, so a prefetch never changes what is judged, only when it is read."""
+    again by read_logs, so a prefetch never changes what is judged, only when it is read. An attempt of probe_run
+    that does not finish drops what it read: a pod seen ending in it is read once more by the attempt that
+    finishes, never more (_pod_wait.follow tells only the pods a watch event shows ending)."""
 
     def __init__(self, read, workers=16):
         self._read, self._workers = read, max(1, int(workers))

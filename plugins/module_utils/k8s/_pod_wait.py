@@ -83,8 +83,9 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
     WatchExpired (WatchIdle included) raised by either call, lists again. judge(pods) -> a dict with "settled".
     orphaned() says that whoever waits on this call is gone (an interrupted ansible-playbook's worker): the wait
     then returns at the next event or silence, so the module does not outlive the run (the interrupt watchdog
-    cleans up once the run has exited). on_ended(name) is told each pod seen ended (Succeeded or Failed), at
-    least once (probe_run reads its log meanwhile, _pod_batch.LogPrefetch).
+    cleans up once the run has exited). on_ended(name) is told each pod a watch event shows ended (Succeeded or
+    Failed), at least once (probe_run reads its log meanwhile, _pod_batch.LogPrefetch); not the pods a list finds
+    ended: a later attempt of the task lists those first, and the attempt that finishes reads them anyway.
     Returns {"pods": [...] (in name order, managedFields left out), "summary": judge's last answer,
     "lists": n, "events": n, "judged": n}.
     """
@@ -97,9 +98,6 @@ def follow(list_pods, watch_pods, judge, step_s, clock=time.monotonic, min_inter
         pods, version = list_pods()
         held = {_key(p): strip(p) for p in pods}
         lists += 1
-        for pod in pods:
-            if _ended(pod):
-                on_ended((pod.get("metadata") or {}).get("name"))
 
     def verdict():
         nonlocal judged
