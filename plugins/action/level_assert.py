@@ -14,7 +14,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level
     argument_spec,
     canonical_checks,
     decoded_checks,
-    judge,
+    judge_rows,
 )
 
 
@@ -58,7 +58,7 @@ class ActionModule(ActionBase):
         params = validated.validated_parameters
         if checks is not None:
             params["checks"] = checks
-        outcome = judge(params)
+        outcome = judge_rows(params)
         if "ansible_stats" in outcome:
             outcome["ansible_stats"]["data"] = mergeable(outcome["ansible_stats"]["data"])
         result.update(outcome)

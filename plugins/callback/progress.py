@@ -79,6 +79,7 @@ EXAMPLES = r"""
 # tasks = false          # true (or RLSTACK_CONSOLE_TASKS=true, or -v) prints every task as well
 """
 
+from collections.abc import Mapping
 import re
 import time
 
@@ -118,7 +119,15 @@ def _may_speak(task):
 def _says(result):
     """A debug task's message is for the person: the quiet console prints it (without the task frame)."""
     action = getattr(result.task, "action", "") or ""
-    return action.rpartition(".")[2] == "debug" and "msg" in (result.result or {})
+    return action.rpartition(".")[2] == "debug" and "msg" in (_returned(result) or {})
+
+
+def _returned(result):
+    """What the task returned, to read a few keys of: ansible-core 2.19's `result` property first copies the whole
+    result into native types, every value (level_assert's carries each check of its level: 1.3 s of the controller
+    at 32,772 checks, docs/fleet-scale.md), so the data it was made from is read where the result has it."""
+    data = getattr(result, "_return_data", None)
+    return data if isinstance(data, Mapping) else result.result
 
 
 def _task_var(task, name):
@@ -237,11 +246,11 @@ class CallbackModule(DefaultCallbackModule):
             self._show(self._con().wait_stopped(host, None, waiting[0], waiting[1], now - (started or now)))
         if not self._stream() and not _may_speak(result.task):
             return
-        self._show(self._level_lines(host, result.result, now))
+        self._show(self._level_lines(host, _returned(result), now))
         if self._stream():
             super().v2_runner_on_ok(result)
         elif _says(result):
-            self._show(self._con().message(host, result.result["msg"]))
+            self._show(self._con().message(host, _returned(result)["msg"]))
 
     def _level_lines(self, host, res, now):
         con = self._con()
@@ -249,8 +258,9 @@ class CallbackModule(DefaultCallbackModule):
         lines = []
         if isinstance(facts.get(LEVEL_FACT), dict) and "runner_level_gpu" in facts:
             lines += con.level_started(host, facts[LEVEL_FACT], now)
-        # level_assert's verdict, or each row's of its loop (the examples of L5/L6, tasks/finish_level.yml)
-        for judged in [res] + [r for r in res.get("results") or [] if isinstance(r, dict)]:
+        # level_assert's verdict of each row it judged (the examples of L5/L6, tasks/finish_level.yml), or of a loop's
+        rows = res.get("rows") if isinstance(res.get("rows"), list) else [res] + list(res.get("results") or [])
+        for judged in [r for r in rows if isinstance(r, dict)]:
             if isinstance(judged.get("verdict"), dict) and judged["verdict"].get("status"):
                 lines += con.verdict(host, judged["verdict"], now)
         # Phase 0 in this run stopped the expensive levels (its verdict settles the gate): said right after Phase 0's

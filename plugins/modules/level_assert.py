@@ -307,6 +307,33 @@ options:
         over 256 nodes it holds some 8,000 checks.
     type: str
     default: ""
+  rows:
+    description:
+      - Several rows of one level judged in one call (L5 and L6 have one per example), rather than a loop of this
+        task, which would send each row's whole result through ansible-core twice. Each row is judged with the task's
+        options, its own in their place; O(rows[].attach) is merged into O(attach). Every row's result is published
+        (O(publish_host)) and RV(rows) returns each one's verdict.
+      - Empty, the task's own options are the one row.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      id:
+        description: The row's id, as O(id).
+        type: str
+        required: true
+      name:
+        description: The row's display name, as O(name).
+        type: str
+      checks:
+        description: The row's checks, as O(checks) (a list or its JSON text).
+        type: raw
+      skip_reason:
+        description: The row's skip reason, as O(skip_reason).
+        type: str
+      attach:
+        description: Fields added to the row's result, over O(attach).
+        type: dict
 notes:
   - The module never changes anything and returns C(changed=false), in check mode too.
   - Failing with M(ansible.builtin.fail) semantics still returns RV(result) and RV(failed_checks), so a
@@ -383,7 +410,8 @@ EXAMPLES = r"""
 RETURN = r"""
 result:
   description:
-    - The level result of C(docs/architecture.md), the shape the report callback and AWX read.
+    - The level result of C(docs/architecture.md), the shape the report callback and AWX read. With O(rows), the last
+      row's (each row's is in RV(rows)).
   returned: unless O(publish_host) is set
   type: dict
   contains:
@@ -467,7 +495,7 @@ result:
 verdict:
   description:
     - RV(result) with only its failed checks (C(checks)) and failed nodes (C(nodes)), and the same other fields;
-      what later tasks read, at a size that does not grow with the passing checks.
+      what later tasks read, at a size that does not grow with the passing checks. With O(rows), the last row's.
   returned: always
   type: dict
   sample: {id: l0_infrastructure, level: L0, status: PASS, reason: "", checks: [], nodes: {}}
@@ -479,6 +507,14 @@ findings:
   type: list
   elements: dict
   sample: [{node: p5-node-1, level: L0, check: gpu_count, reason: "L0 gpu_count expected 8, saw 7"}]
+rows:
+  description:
+    - "One entry per row judged (the task's own when O(rows) is empty): C({id, verdict, findings, failed_checks, msg}),
+      and C(result) when O(publish_host) is not set."
+  returned: always
+  type: list
+  elements: dict
+  sample: [{id: l5_training_step/trl-grpo, verdict: {status: PASS}, findings: [], failed_checks: [], msg: "..."}]
 failed_checks:
   description: "One line per failed check: C(- <node>: <name> expected <x>, saw <y> — <hint>)."
   returned: always
@@ -494,12 +530,12 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import argument_spec, judge
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._level_assert import argument_spec, judge_rows
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    outcome = judge(module.params)
+    outcome = judge_rows(module.params)
     if outcome.pop("failed"):
         module.fail_json(changed=False, **outcome)
     module.exit_json(changed=False, **outcome)

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The rows of L5 and L6, one per example, judged on its own Job (the filter rlstack.validation.example_rows; the
-runner's tasks/example_jobs.yml records them in one loop of level_assert). Standard library only.
+runner's tasks/example_jobs.yml records them in one level_assert call, its rows). Standard library only.
 
 Each example is judged by its framework's contract (_frameworks.py) with its own markers and patterns
 (_checks.log_checks for a training step, _checks.l6_checks for an evaluation), a multi-node one also on where its
@@ -59,7 +59,8 @@ def checks(result, judge):
 
 
 def example_rows(examples, context, now=time.time):
-    """One row per example: [{id, name, checks, skip_reason, gpu}] for tasks/finish_level.yml.
+    """One row per example: [{id, name, checks, skip_reason, attach: {gpu}}], the rows of level_assert that
+    tasks/finish_level.yml passes.
 
     context: {level: the level's registry row ({id, name}), mode: train | eval, floor (L6's default success floor),
     error_patterns, run (job_run's result: examples {example name: {state, log, log_error}}, resources, scheduled,
@@ -82,5 +83,6 @@ def example_rows(examples, context, now=time.time):
                      "checks": checks(results.get(name) or {}, judge),
                      "skip_reason": skip_reason(example, gpu_nodes, context.get("node_selector") or "",
                                                 bool(context.get("check_mode"))),
-                     "gpu": [_cost.gpu_usage(run.get("resources") or [], observed_at, node_types, None, job)]})
+                     "attach": {"gpu": [_cost.gpu_usage(run.get("resources") or [], observed_at, node_types, None,
+                                                         job)]}})
     return rows

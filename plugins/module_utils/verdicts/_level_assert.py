@@ -96,7 +96,21 @@ def argument_spec():
         node_names=dict(type="list", elements="str", default=[]),
         attach=dict(type="dict", default={}),
         publish_host=dict(type="str", default=""),
+        rows=dict(
+            type="list", elements="dict", default=[],
+            options=dict(
+                id=dict(type="str", required=True),
+                name=dict(type="str"),
+                checks=dict(type="raw"),
+                skip_reason=dict(type="str"),
+                attach=dict(type="dict"),
+            ),
+        ),
     )
+
+
+# What a row of O(rows) sets in place of the task's own option (attach is merged into the task's).
+ROW_OPTIONS = ("id", "name", "checks", "skip_reason")
 
 
 # The statistic the report callback and AWX read (plugins/callback/report.py).
@@ -181,6 +195,58 @@ def canonical_checks(checks):
         if canonical is None:
             return None
         out.append(canonical)
+    return out
+
+
+def row_checks(checks):
+    """A row's checks (a list or its JSON text) as the argument spec makes them: (checks, None), or (None, the
+    spec's sentence) when one is not a check. ChecksTextError when the text is not JSON of a list."""
+    checks = decoded_checks([] if checks is None else checks)
+    canonical = canonical_checks(checks)
+    if canonical is not None:
+        return canonical, None
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    validated = ArgumentSpecValidator({"checks": argument_spec()["checks"]}).validate({"checks": checks})
+    if validated.error_messages:
+        return None, "; ".join(validated.error_messages)
+    return validated.validated_parameters["checks"], None
+
+
+def judge_rows(params):
+    """Every row of a level judged in one call: the task's own when O(rows) is empty, else one per row, each with the
+    task's parameters and the row's in their place (a loop of the task would send each row's whole result through
+    ansible-core twice, the item's and the loop's: 0.6 s of the controller at 32,772 checks, docs/fleet-scale.md).
+    {failed, msg, failed_checks, findings, verdict (the last row's), rows: [{id, verdict, findings, failed_checks,
+    msg, result unless published}], and ansible_stats (every row's result) when publish_host is set, else result
+    (the last row's)}."""
+    outcomes = []
+    for row in params.get("rows") or [dict((key, params.get(key)) for key in ROW_OPTIONS)]:
+        one = dict(params, **dict((key, row[key]) for key in ROW_OPTIONS if row.get(key) is not None))
+        one["attach"] = dict(params.get("attach") or {}, **(row.get("attach") or {}))
+        if one["checks"] is not params.get("checks"):
+            try:
+                one["checks"], error = row_checks(one["checks"])
+            except ChecksTextError as exc:
+                error = str(exc).partition("level_assert: ")[2] or str(exc)
+            if error:
+                return {"failed": True, "msg": "level_assert: row %s: %s" % (one["id"], error), "failed_checks": []}
+        outcome = judge(one)
+        if "verdict" not in outcome:  # refused (attach)
+            return outcome
+        outcome["id"] = one["id"]
+        outcomes.append(outcome)
+    out = {"failed": any(o.pop("failed") for o in outcomes), "msg": "\n".join(o["msg"] for o in outcomes),
+           "failed_checks": [line for o in outcomes for line in o["failed_checks"]],
+           "findings": [found for o in outcomes for found in o["findings"]], "verdict": outcomes[-1]["verdict"]}
+    published = [o.pop("ansible_stats") for o in outcomes if "ansible_stats" in o]
+    if published:
+        levels = published[0]["data"][STATS_KEY][params["publish_host"]]["levels"]
+        for stats in published[1:]:
+            levels.update(stats["data"][STATS_KEY][params["publish_host"]]["levels"])
+        out["ansible_stats"] = published[0]
+    elif "result" in outcomes[-1]:
+        out["result"] = outcomes[-1]["result"]
+    out["rows"] = outcomes
     return out
 
 

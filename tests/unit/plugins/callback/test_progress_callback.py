@@ -185,3 +185,25 @@ def test_a_result_the_console_does_not_speak_of_is_never_converted():
             raise AssertionError("the result was read")
 
     progress.CallbackModule().v2_runner_on_ok(Result())
+
+
+def test_a_verdict_is_read_as_returned_and_every_row_of_it_is_said():
+    row = {"id": "l5_training_step/trl", "level": "L5", "name": "Training step: trl", "status": "PASS", "checks": []}
+
+    class Result:
+        task = _task({"rlstack.validation.level_assert": {"id": "l5_training_step"}})
+        host = SimpleNamespace(get_name=lambda: "localhost")
+        _return_data = {"verdict": dict(row, id="l5_training_step/big", name="Training step: big", status="SKIPPED"),
+                        "rows": [{"verdict": row}, {"verdict": dict(row, id="l5_training_step/big",
+                                                                    name="Training step: big", status="SKIPPED")}]}
+
+        @property
+        def result(self):
+            raise AssertionError("the whole result was converted")
+
+    callback = progress.CallbackModule()
+    callback._show = lambda lines: None
+    callback.v2_runner_on_ok(Result())
+    # each row once, the last row's verdict (also the result's own) not twice
+    assert [r["id"] for r in callback._con()._levels["localhost"].rows] == [
+        "l5_training_step/trl", "l5_training_step/big"]

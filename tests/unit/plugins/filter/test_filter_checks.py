@@ -102,7 +102,7 @@ def test_example_rows_filter_judges_each_example_on_its_own_job_and_skips_what_d
     assert [(c["name"], c["actual"]) for c in rows[0]["checks"]] == [
         ("job", "Complete"), ("log_errors", []), ("success_rate:eval/libero_10/success_rate", 0.9)]
     assert (rows[0]["skip_reason"], rows[1]["skip_reason"]) == ("", "needs 2 GPU nodes, the cluster has 1 matching role=gpu")
-    assert rows[0]["gpu"][0]["gpu_seconds"] == 0  # no pod of a Job named "-"
+    assert rows[0]["attach"]["gpu"][0]["gpu_seconds"] == 0  # no pod of a Job named "-"
     assert checks_filter.example_rows(examples[:1], context(check_mode=True))[0]["skip_reason"] == (
         "check mode: no Jobs are started")
 

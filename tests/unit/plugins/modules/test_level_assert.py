@@ -101,3 +101,38 @@ def test_nccl_transport_expectation_through_the_argument_spec(capsys):
     assert out["failed_checks"] == [
         "- w1: nccl_tests_efa_nics: aws-ofi-nccl on w1 found 31 of the 32 EFA NICs of p5.48xlarge (expected >= 32, "
         "saw 31) — " + [c for c in out["result"]["checks"] if c["node"] == "w1"][0]["hint"]]
+
+
+def test_rows_are_judged_in_one_call_each_with_its_own_checks_and_every_result_published(capsys):
+    rc, out = run_module(capsys, {
+        "id": "l5_training_step", "level": "L5", "name": "Training step", "report_only": True,
+        "attach": {"fingerprint": "abc"}, "publish_host": "sim-eks",
+        "rows": [{"id": "l5_training_step/trl", "name": "Training step: trl", "attach": {"gpu": [{"gpu_seconds": 4}]},
+                  "checks": [{"name": "job", "actual": "Complete", "expected": "Complete"}]},
+                 {"id": "l5_training_step/rlinf", "checks": json.dumps(L0_CHECKS)},
+                 {"id": "l5_training_step/big", "skip_reason": "needs 2 GPU nodes"}]})
+    assert rc == 0, out
+    assert [(r["id"], r["verdict"]["status"]) for r in out["rows"]] == [
+        ("l5_training_step/trl", "PASS"), ("l5_training_step/rlinf", "FAIL"), ("l5_training_step/big", "SKIPPED")]
+    assert out["verdict"] == out["rows"][-1]["verdict"]
+    assert out["failed_checks"] == out["rows"][1]["failed_checks"] and len(out["failed_checks"]) == 1
+    levels = out["ansible_stats"]["data"]["rlstack_validation"]["sim-eks"]["levels"]
+    assert list(levels) == ["l5_training_step/trl", "l5_training_step/rlinf", "l5_training_step/big"]
+    assert levels["l5_training_step/trl"]["name"] == "Training step: trl"
+    assert levels["l5_training_step/rlinf"]["name"] == "Training step"  # the task's, where the row sets none
+    assert (levels["l5_training_step/trl"]["gpu"], levels["l5_training_step/trl"]["fingerprint"]) == (
+        [{"gpu_seconds": 4}], "abc")  # the row's attach merged into the task's
+    assert "result" not in out and not any("result" in r for r in out["rows"])
+
+
+def test_a_failing_row_fails_the_task_and_a_row_of_bad_checks_is_one_sentence(capsys):
+    rc, out = run_module(capsys, {"id": "l6_evaluation", "rows": [
+        {"id": "l6_evaluation/a", "checks": [{"name": "ok", "op": "true", "actual": True}]},
+        {"id": "l6_evaluation/b", "checks": L0_CHECKS}]})
+    assert rc == 1 and out["result"]["id"] == "l6_evaluation/b"
+    assert out["msg"].splitlines()[0] == "L6 l6_evaluation/a: PASS, 1 of 1 checks passed"
+    rc, out = run_module(capsys, {"id": "l6_evaluation", "rows": [
+        {"id": "l6_evaluation/a", "checks": [{"name": "x", "op": "approx", "actual": 1}]}]})
+    assert rc == 1 and out["msg"].startswith("level_assert: row l6_evaluation/a: ") and "approx" in out["msg"]
+    rc, out = run_module(capsys, {"id": "l6_evaluation", "rows": [{"id": "l6_evaluation/a", "checks": "[1,"}]})
+    assert rc == 1 and out["msg"].startswith("level_assert: row l6_evaluation/a: checks is text that is not JSON")
