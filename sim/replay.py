@@ -61,15 +61,16 @@ def adapt(text, probe, params, node):
     return "\n".join(lines) + "\n"
 
 
-def main(argv):
+def answer(argv, env):
+    """What `python3 ARGV` prints in a pod with environment `env`: (stdout, stderr, exit code). The node runtime calls
+    this in its own process for a probe pod (sim/node_runtime.py, replayed()); main() prints it."""
     script = next((a for a in argv if a.endswith(".py")), "")
     probe = Path(script).stem
     if not probe:
-        print(f"sim: no recording for `python3 {' '.join(argv)}` (only probe scripts are replayed)", file=sys.stderr)
-        return 127
-    node = os.environ.get("SIM_NODE", "")
-    itype = os.environ.get("SIM_INSTANCE_TYPE", "")
-    state = Path(os.environ.get("SIM_STATE", SIM.parent / ".sim"))
+        return "", f"sim: no recording for `python3 {' '.join(argv)}` (only probe scripts are replayed)\n", 127
+    node = env.get("SIM_NODE", "")
+    itype = env.get("SIM_INSTANCE_TYPE", "")
+    state = Path(env.get("SIM_STATE", SIM.parent / ".sim"))
     scenario = active(state)
     base = SIM / "replay" / "probes" / probe
     # A scenario may make a probe take this long on every node (a slow import, a pod to evict mid-probe).
@@ -84,12 +85,18 @@ def main(argv):
                     params = json.loads(argv[index + 1]) if len(argv) > index + 1 else {}
                 except ValueError:
                     params = {}
-                sys.stdout.write(adapt(out.read_text(), probe, params if isinstance(params, dict) else {}, node))
-                sys.stdout.flush()
                 rc_file = out.with_suffix(".rc")
-                return int(rc_file.read_text().strip()) if rc_file.exists() else 0
-    print(f"sim: no recording of probe {probe} for node {node} ({itype}) in {base}", file=sys.stderr)
-    return 127
+                return (adapt(out.read_text(), probe, params if isinstance(params, dict) else {}, node), "",
+                        int(rc_file.read_text().strip()) if rc_file.exists() else 0)
+    return "", f"sim: no recording of probe {probe} for node {node} ({itype}) in {base}\n", 127
+
+
+def main(argv):
+    stdout, stderr, rc = answer(argv, os.environ)
+    sys.stdout.write(stdout)
+    sys.stdout.flush()
+    sys.stderr.write(stderr)
+    return rc
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ def main() -> int:
     from kubernetes import client, config, watch
     core = client.CoreV1Api(config.new_client_from_config(config_file=args.kubeconfig))
     pods, t0, stop, last_error = {}, None, time.monotonic() + args.seconds, None
+    t0_epoch = None  # the first pod's creation seen, in epoch seconds (to set beside the task clock's stamps)
 
     def finish(*_):
         raise KeyboardInterrupt
@@ -83,7 +84,8 @@ def main() -> int:
                             or event.get("type") not in ("ADDED", "MODIFIED", "DELETED")):
                         continue
                     now = time.monotonic()
-                    t0 = now if t0 is None else t0
+                    if t0 is None:
+                        t0, t0_epoch = now, time.time()
                     record = pods.setdefault(meta.get("uid"),
                                              {"pod": "%s/%s" % (meta.get("namespace"), meta.get("name"))})
                     for stage in stages_of(event["type"], pod):
@@ -101,7 +103,7 @@ def main() -> int:
         pass
     rows = summary(pods)
     with open(args.json, "w", encoding="utf-8") as out:
-        json.dump({"summary": rows, "pods": list(pods.values())}, out, indent=1)
+        json.dump({"summary": rows, "t0_epoch": t0_epoch, "pods": list(pods.values())}, out, indent=1)
     for row in rows:
         print("%-11s %5d pods  first %7.2f s  last %7.2f s" % (row["stage"], row["pods"], row["first_s"], row["last_s"]))
     return 0

@@ -51,8 +51,9 @@ class FakeCore:
     def __init__(self):
         self.patched = []
 
-    def patch_namespaced_pod(self, name, ns, body):
+    def patch_namespaced_pod(self, name, ns, body, **kwargs):
         self.patched.append((ns, name, body))
+        return type("Response", (), {"data": b"{}"})()
 
 
 def test_a_probe_item_crosses_processes_and_its_command_becomes_the_pods_log(monkeypatch, tmp_path):
@@ -114,3 +115,24 @@ def test_a_logs_object_left_by_an_earlier_pod_of_the_same_name_becomes_this_pods
     node_runtime.logs_object(custom, "rlsv", "p", [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u-2"}],
                              node_runtime.Path("/x.log"))
     assert custom.calls == [("create", "logs", "p"), ("patch", "logs", "p", "u-2")]
+
+
+def test_a_replayed_probe_pods_log_is_what_its_command_prints(monkeypatch, tmp_path):
+    """Answered in the runtime's process, a probe entrypoint's log is byte for byte what running the pod's command
+    prints with fakebin's python3 (the replayer) on PATH: the collection's own entrypoint, recorded output."""
+    from ansible_collections.rlstack.validation.plugins.module_utils.workloads._probe_pods import probe_command
+    import subprocess
+    (tmp_path / "exec").mkdir()
+    (tmp_path / "fakebin").mkdir()
+    (tmp_path / "fakebin" / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} {SIM / "replay.py"} "$@"\n')
+    (tmp_path / "fakebin" / "python3").chmod(0o755)
+    monkeypatch.setattr(node_runtime, "STATE", tmp_path)
+    env = {"PATH": f"{tmp_path / 'fakebin'}:/usr/bin:/bin", "SIM_NODE": "p5-node-0",
+           "SIM_INSTANCE_TYPE": "p5.48xlarge", "SIM_STATE": str(tmp_path)}
+    for script, rc in (("probe_node.py", 0), ("probe_nothing_recorded.py", 127)):
+        argv = probe_command("python3", script, {"node": "p5-node-0"})
+        ran = subprocess.run(argv, env=env, cwd=tmp_path / "exec", capture_output=True, check=False)
+        answered = node_runtime.replayed({"argv": argv}, env)
+        assert answered == (ran.stdout + ran.stderr).decode()
+        assert answered.rstrip().endswith("__rlstack_rc=%d" % rc)
+    assert node_runtime.replayed({"argv": probe_command("bash", "x.sh", {})}, env) is None  # not replayed: it runs
