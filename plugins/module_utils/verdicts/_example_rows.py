@@ -79,10 +79,10 @@ def example_rows(examples, context, now=time.time):
         name = example.get("name")
         job = job_names.get(name) or "-"
         judge = judgement(example, mode, job, run, context.get("error_patterns"), context.get("floor", 0.0))
+        gpu = _cost.gpu_usage(run.get("resources") or [], observed_at, node_types, None, job)
         rows.append({"id": "%s/%s" % (level.get("id"), name), "name": "%s: %s" % (level.get("name"), name),
                      "checks": checks(results.get(name) or {}, judge),
                      "skip_reason": skip_reason(example, gpu_nodes, context.get("node_selector") or "",
                                                 bool(context.get("check_mode"))),
-                     "attach": {"gpu": [_cost.gpu_usage(run.get("resources") or [], observed_at, node_types, None,
-                                                         job)]}})
+                     "attach": {"gpu": [gpu]}})
     return rows
