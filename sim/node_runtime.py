@@ -208,8 +208,9 @@ def replayed(item: dict, env: dict):
     launcher = argv[4].split() if len(argv) == 7 and argv[:2] == ["sh", "-c"] else []
     if not launcher or launcher[0] not in REPLAYED_LAUNCHERS:
         return None
-    if not _REPLAY:
-        _REPLAY.append(_load_sim_module("sim_replay", SIM / "replay.py"))
+    with _ENTRYPOINTS_LOCK:
+        if not _REPLAY:  # sim/replay.py, loaded once per shard
+            _REPLAY.append(_load_sim_module("sim_replay", SIM / "replay.py"))
     stdout, stderr, rc = _REPLAY[0].answer(launcher[1:] + argv[5:], env)
     return entrypoint_output(argv[2], env, rc).replace(STDERR_MARK, stderr).replace(STDOUT_MARK, stdout)
 
@@ -217,7 +218,9 @@ def replayed(item: dict, env: dict):
 def entrypoint_output(script: str, env: dict, rc: int) -> str:
     """What the entrypoint SCRIPT prints around a launcher that printed STDOUT_MARK and STDERR_MARK and exited with
     `rc`: the script itself run once per shard, script and exit code, with a stand-in for the launcher, so the
-    collection's own entrypoint (its markers, its order) makes every replayed pod's log."""
+    collection's own entrypoint (its markers, its order) makes every replayed pod's log. It holds for a script whose
+    output depends only on what its launcher prints and its exit code, as the probe entrypoint's does
+    (PROBE_ENTRYPOINT in plugins/module_utils/workloads/_probe_pods.py; the unit test compares the two)."""
     key = (script, rc)
     with _ENTRYPOINTS_LOCK:
         if key not in _ENTRYPOINTS:
