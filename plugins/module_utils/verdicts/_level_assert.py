@@ -96,17 +96,15 @@ def argument_spec():
         node_names=dict(type="list", elements="str", default=[]),
         attach=dict(type="dict", default={}),
         publish_host=dict(type="str", default=""),
-        rows=dict(
-            type="list", elements="dict", default=[],
-            options=dict(
-                id=dict(type="str", required=True),
-                name=dict(type="str"),
-                checks=dict(type="raw"),
-                skip_reason=dict(type="str"),
-                attach=dict(type="dict"),
-            ),
-        ),
+        rows=rows_spec(),
     )
+
+
+def rows_spec():
+    """The option rows: several rows of one level, each a few of the task's options in their place (judge_rows)."""
+    return dict(type="list", elements="dict", default=[],
+                options=dict(id=dict(type="str", required=True), name=dict(type="str"), checks=dict(type="raw"),
+                             skip_reason=dict(type="str"), attach=dict(type="dict")))
 
 
 # What a row of O(rows) sets in place of the task's own option (attach is merged into the task's).
