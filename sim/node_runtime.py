@@ -108,11 +108,15 @@ def mark_peers(core, pod: dict) -> None:
 
 
 def _load_sim_module(name: str, path: Path):
+    """A file of sim/ as module `name`, loaded once per process (a probe shard answers every replayed pod with it)."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    import sys
+    if name not in sys.modules:  # two threads may both load it: the same module, one kept
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
 
 
 def pair_launcher_log(core, pod: dict, scenario: str, dest: Path) -> None:
@@ -196,7 +200,6 @@ REPLAYED_LAUNCHERS = ("python3", "python", "torchrun")
 STDOUT_MARK, STDERR_MARK = "@@sim-replayed-stdout@@", "@@sim-replayed-stderr@@"
 _ENTRYPOINTS: dict = {}
 _ENTRYPOINTS_LOCK = threading.Lock()
-_REPLAY = []
 
 
 def replayed(item: dict, env: dict):
@@ -208,10 +211,8 @@ def replayed(item: dict, env: dict):
     launcher = argv[4].split() if len(argv) == 7 and argv[:2] == ["sh", "-c"] else []
     if not launcher or launcher[0] not in REPLAYED_LAUNCHERS:
         return None
-    with _ENTRYPOINTS_LOCK:
-        if not _REPLAY:  # sim/replay.py, loaded once per shard
-            _REPLAY.append(_load_sim_module("sim_replay", SIM / "replay.py"))
-    stdout, stderr, rc = _REPLAY[0].answer(launcher[1:] + argv[5:], env)
+    replay = _load_sim_module("sim_replay", SIM / "replay.py")
+    stdout, stderr, rc = replay.answer(launcher[1:] + argv[5:], env)
     return entrypoint_output(argv[2], env, rc).replace(STDERR_MARK, stderr).replace(STDOUT_MARK, stdout)
 
 

@@ -218,10 +218,10 @@ def judge_rows(params):
     msg, result unless published}], and ansible_stats (every row's result) when publish_host is set, else result
     (the last row's)}."""
     outcomes = []
-    for row in params.get("rows") or [dict((key, params.get(key)) for key in ROW_OPTIONS)]:
+    for row in params.get("rows") or [{"id": params["id"]}]:
         one = dict(params, **dict((key, row[key]) for key in ROW_OPTIONS if row.get(key) is not None))
         one["attach"] = dict(params.get("attach") or {}, **(row.get("attach") or {}))
-        if one["checks"] is not params.get("checks"):
+        if row.get("checks") is not None:  # the task's own were validated with the task
             try:
                 one["checks"], error = row_checks(one["checks"])
             except ChecksTextError as exc:
@@ -236,21 +236,20 @@ def judge_rows(params):
     out = {"failed": any(o.pop("failed") for o in outcomes), "msg": "\n".join(o["msg"] for o in outcomes),
            "failed_checks": [line for o in outcomes for line in o["failed_checks"]],
            "findings": [found for o in outcomes for found in o["findings"]], "verdict": outcomes[-1]["verdict"]}
-    published = [o.pop("ansible_stats") for o in outcomes if "ansible_stats" in o]
-    if published:
-        levels = published[0]["data"][STATS_KEY][params["publish_host"]]["levels"]
-        for stats in published[1:]:
-            levels.update(stats["data"][STATS_KEY][params["publish_host"]]["levels"])
-        out["ansible_stats"] = published[0]
-    elif "result" in outcomes[-1]:
+    if params.get("publish_host"):
+        # What ansible.builtin.set_stats (per_host: false, aggregate) records, without templating the result again.
+        levels = dict((o["id"], o.pop("result")) for o in outcomes)
+        out["ansible_stats"] = {"data": {STATS_KEY: {params["publish_host"]: {"levels": levels}}},
+                                "per_host": False, "aggregate": True}
+    else:
         out["result"] = outcomes[-1]["result"]
     out["rows"] = outcomes
     return out
 
 
 def judge(params):
-    """The level result of validated parameters: {failed, msg, result or ansible_stats, verdict, findings,
-    failed_checks}."""
+    """One row judged, from validated parameters: {failed, msg, result, verdict, findings, failed_checks}
+    (judge_rows publishes the results)."""
     result = build_level_result(
         params["id"],
         level=params["level"],
@@ -270,13 +269,7 @@ def judge(params):
     result.update(attach)
     outcome = {"failed": result["status"] == "FAIL" and not params["report_only"], "msg": summary_message(result),
                "failed_checks": failed_lines(result), "verdict": verdict(result),
-               "findings": findings(result, params.get("node_names") or [])}
-    if params.get("publish_host"):
-        # What ansible.builtin.set_stats (per_host: false, aggregate) records, without templating the result again.
-        outcome["ansible_stats"] = {"data": {STATS_KEY: {params["publish_host"]: {"levels": {result["id"]: result}}}},
-                                    "per_host": False, "aggregate": True}
-    else:
-        outcome["result"] = result
+               "findings": findings(result, params.get("node_names") or []), "result": result}
     return outcome
 
 
