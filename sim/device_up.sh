@@ -28,8 +28,10 @@ cmp -s "$dest/versions.env" "$root/sim/versions.env" || die "$pack was packed fr
 export SIM_CACHE=$dest/bin GOMODCACHE=$dest/gomod
 if [ -n "${SIM_DEVICE_WHEELS:-}" ]; then
   step "installing $(find "$SIM_DEVICE_WHEELS" -name '*.whl' | wc -l) wheels from $SIM_DEVICE_WHEELS into $(command -v python3)"
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --disable-pip-version-check \
-    "$SIM_DEVICE_WHEELS"/*.whl
+  # compiled as they are installed: every module run imports the kubernetes client in a process of its own, and
+  # the GPU image's python3 keeps no bytecode it compiles on import, so without this each module run compiled it
+  # again (2-3 s of CPU each, seen in py-spy on 2026-12-07; docs/fleet-scale.md)
+  python3 -m pip install -q --no-index --no-deps --no-cache-dir --disable-pip-version-check "$SIM_DEVICE_WHEELS"/*.whl
 fi
 if [ -n "${SIM_DEVICE_COLLECTIONS:-}" ]; then
   for c in "$SIM_DEVICE_COLLECTIONS"/ansible_collections/*/*; do
@@ -38,7 +40,10 @@ if [ -n "${SIM_DEVICE_COLLECTIONS:-}" ]; then
     mkdir -p "$root/.collections/ansible_collections/$ns"
     ln -sfn "$c" "$root/.collections/ansible_collections/$ns/$(basename "$c")"
   done
+  python3 -m compileall -q -j 0 "$SIM_DEVICE_COLLECTIONS" >/dev/null
 fi
+# the controller's plugins too, for the same reason (a user's first run leaves their bytecode in the clone)
+python3 -m compileall -q -j 0 "$root/plugins" "$root/sim" >/dev/null
 # The Makefile, tests/with_sim.sh and benchmarks/ run .venv/bin/python and .venv/bin/ansible-playbook: without a
 # virtual environment here (nothing can be installed from an index), they are python3's own.
 # python is a wrapper, not a link: a link to a virtual environment's python, started by another path, finds no
