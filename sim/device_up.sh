@@ -30,7 +30,7 @@ if [ -n "${SIM_DEVICE_WHEELS:-}" ]; then
   step "installing $(find "$SIM_DEVICE_WHEELS" -name '*.whl' | wc -l) wheels from $SIM_DEVICE_WHEELS into $(command -v python3)"
   # compiled as they are installed: every module run imports the kubernetes client in a process of its own, and
   # the GPU image's python3 keeps no bytecode it compiles on import, so without this each module run compiled it
-  # again (2-3 s of CPU each, seen in py-spy on 2026-12-07; docs/fleet-scale.md)
+  # again (1.5-2.6 s of CPU each, seen in py-spy on 2026-12-07; docs/fleet-scale.md)
   python3 -m pip install -q --no-index --no-deps --no-cache-dir --disable-pip-version-check "$SIM_DEVICE_WHEELS"/*.whl
 fi
 if [ -n "${SIM_DEVICE_COLLECTIONS:-}" ]; then

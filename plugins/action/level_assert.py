@@ -34,6 +34,24 @@ def mergeable(data):
     return dict((key, AnsibleTagHelper.tag(value, origin)) for key, value in data.items())
 
 
+def copied_once(data):
+    """The statistics `data` ({key: {host: {levels: {id: result}}}}, judge_rows) with each level result's lists as
+    tuples, which ansible-core then hands on without copying them.
+
+    ansible-core 2.19 copies a task's result for every callback that reads it and again for `register`
+    (executor/task_result.py, as_callback_task_result; plugins/strategy/__init__.py: module_response_deepcopy, then
+    strip_internal_keys), walking every dict and list in it; it passes a tuple on whole (nothing in a published
+    check is an internal key). Over 1,024 nodes a level's result holds 32,772 checks: 1.8 -> 1.0 s for the task on
+    the 2-core machine (docs/fleet-scale.md, "Per-node data"). A tuple is written as a list in every output."""
+    def frozen(result):
+        return dict((key, tuple(value) if isinstance(value, list) else value) for key, value in result.items())
+
+    return dict((key, dict((host, dict(entry, levels=dict((level_id, frozen(result))
+                                                          for level_id, result in entry["levels"].items())))
+                           for host, entry in hosts.items()))
+                for key, hosts in data.items())
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -60,7 +78,7 @@ class ActionModule(ActionBase):
             params["checks"] = checks
         outcome = judge_rows(params)
         if "ansible_stats" in outcome:
-            outcome["ansible_stats"]["data"] = mergeable(outcome["ansible_stats"]["data"])
+            outcome["ansible_stats"]["data"] = mergeable(copied_once(outcome["ansible_stats"]["data"]))
         result.update(outcome)
         if not outcome["failed"]:
             result.pop("failed")

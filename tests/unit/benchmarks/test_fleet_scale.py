@@ -18,3 +18,25 @@ def test_l0_row_of_a_recorded_report():
                         .read_text())
     row = _bench().l0_row(report)
     assert row["status"] == "PASS" and row["duration_s"] > 0 and len(row["checks"]) >= 5
+
+
+def _clock_summary():
+    path = ROOT / "benchmarks" / "fleet_scale" / "clock_summary.py"
+    spec = importlib.util.spec_from_file_location("fleet_scale_clock_summary", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_probe_task_margins_of_a_recorded_256_node_run():
+    # the task clock and pod timeline of one 256-node run on 16 cores (results-2026-12-07-16cores-h.json, call 2);
+    # device_fleet.sh printed 1.39 s and 0.41 s for it there
+    data = ROOT / "benchmarks" / "fleet_scale"
+    with open(data / "clock-2026-12-07-256.jsonl") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    timeline = json.loads((data / "timeline-2026-12-07-256.json").read_text())
+    summary = _clock_summary()
+    before, after = summary.probe_task_margins(rows, timeline)
+    assert round(before, 2) == 1.39 and round(after, 2) == 0.41
+    seconds, name = summary.slowest(rows)[0]
+    assert "Run one probe pod" in name and seconds > before + after

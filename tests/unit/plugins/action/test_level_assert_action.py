@@ -236,3 +236,20 @@ def test_decoded_checks_reads_json_text_of_a_list(given, expected):
 def test_decoded_checks_refuses_other_text_in_one_sentence(text):
     with pytest.raises(_level_assert.ChecksTextError, match=r"^level_assert: checks is (text that is not JSON|JSON of a)"):
         _level_assert.decoded_checks(text)
+
+
+def test_published_lists_pass_through_ansible_cores_copies_whole():
+    # ansible-core copies a result for each callback and for register with these two; a tuple must come out as the
+    # same object (copied_once relies on it: a later ansible-core that copies tuples makes the judging slow again)
+    from ansible.vars.clean import module_response_deepcopy, strip_internal_keys
+    from ansible_collections.rlstack.validation.plugins.action.level_assert import copied_once
+    result = {"id": "l0_infrastructure", "status": "FAIL", "checks": list(CHECKS), "nodes": ["p5-node-1"],
+              "summary": {"passed": 1, "failed": 1}}
+    published = copied_once({"rlstack_validation": {"sim-eks": {"run_id": "r1", "levels": {"l0_infrastructure": result}}}})
+    entry = published["rlstack_validation"]["sim-eks"]
+    level = entry["levels"]["l0_infrastructure"]
+    assert entry["run_id"] == "r1" and level["checks"] == tuple(CHECKS) and level["nodes"] == ("p5-node-1",)
+    assert level["summary"] == result["summary"] and isinstance(result["checks"], list)  # the judged result unchanged
+    copied = strip_internal_keys(module_response_deepcopy({"ansible_stats": {"data": published}, "_ansible_no_log": False}))
+    assert copied["ansible_stats"]["data"]["rlstack_validation"]["sim-eks"]["levels"]["l0_infrastructure"]["checks"] \
+        is level["checks"]
