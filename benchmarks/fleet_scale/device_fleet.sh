@@ -27,6 +27,7 @@ export ANSIBLE_CALLBACKS_ENABLED="rlstack.validation.report,rlstack.validation.i
 checkout() {  # NAME -> its unpacked folder
   local dir=$work/co-$1 archive=$carry/wt-$1.tar.xz
   [ "$1" = head ] && archive=$carry/wt.tar.xz
+  [ -f "$archive" ] || { echo "no checkout $1: $archive is missing (git archive REV | xz > it)" >&2; return 1; }
   if [ ! -d "$dir" ]; then
     mkdir -p "$dir"
     if ! tar -xJf "$archive" -C "$dir"; then echo "no checkout $1 ($archive)" >&2; rm -rf "$dir"; return 1; fi
@@ -67,7 +68,9 @@ for spec in ${PLAN:-head:2 head:1024}; do
   wait
   tail -6 "$out/timeline-$tag.txt" 2>/dev/null
   echo "[$(( $(date +%s) - t0 ))s] $spec: $(grep -h 'run 1:' "$out/$tag/fleet-$nodes.log" | cut -c1-200)"
-  .venv/bin/python benchmarks/fleet_scale/clock_summary.py "$out/clock-$tag.jsonl" "$out/timeline-$tag.json"
+  timeline=$out/timeline-$tag.json
+  [ -f "$timeline" ] || timeline=""
+  .venv/bin/python benchmarks/fleet_scale/clock_summary.py "$out/clock-$tag.jsonl" ${timeline:+"$timeline"}
   tar -C "$out" -czf "${OUT:-/var/tmp}/results.tgz" .
 done
 echo "results: ${OUT:-/var/tmp}/results.tgz"

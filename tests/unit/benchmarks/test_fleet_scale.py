@@ -40,3 +40,9 @@ def test_probe_task_margins_of_a_recorded_256_node_run():
     assert round(before, 2) == 1.39 and round(after, 2) == 0.41
     seconds, name = summary.slowest(rows)[0]
     assert "Run one probe pod" in name and seconds > before + after
+
+
+def test_a_run_without_a_task_clock_is_one_line(tmp_path, capsys):
+    # a run that ended before its playbook started (the cluster did not come up) has no clock file
+    assert _clock_summary().main(["clock_summary.py", str(tmp_path / "absent.jsonl")]) == 0
+    assert capsys.readouterr().out.startswith("   (no task clock: ")
