@@ -40,8 +40,14 @@ def _parent_of(pid):
         return None
 
 
-def orphan_check(levels=2, parent_of=_parent_of, pid=None):
-    """A function that says whether this process's ancestors of `levels` generations changed since now.
+# How often the ancestors are read again: `follow` asks after every watch event, and at 1,024 probe pods (some 7,000
+# events) reading /proc each time took 0.7 s of the watch's own thread on 16 cores (py-spy, docs/fleet-scale.md).
+ORPHAN_CHECK_EVERY_S = 0.5
+
+
+def orphan_check(levels=2, parent_of=_parent_of, pid=None, every_s=ORPHAN_CHECK_EVERY_S, clock=time.monotonic):
+    """A function that says whether this process's ancestors of `levels` generations changed since now, reading them
+    at most every `every_s` seconds (between reads it repeats its last answer; once gone, always gone).
 
     A module runs as `sh -c 'python AnsiballZ... && sleep 0'` under an Ansible worker, so its parent (the shell)
     outlives a worker that an interrupted ansible-playbook took down; the shell's parent then changes (it is
@@ -53,7 +59,14 @@ def orphan_check(levels=2, parent_of=_parent_of, pid=None):
             return lambda: False
         chain.append((current, parent))
         current = parent
-    return lambda: any(parent_of(child) != parent for child, parent in chain)
+    last = {"at": clock(), "gone": False}
+
+    def orphaned():
+        if not last["gone"] and clock() - last["at"] >= every_s:
+            last["at"], last["gone"] = clock(), any(parent_of(child) != parent for child, parent in chain)
+        return last["gone"]
+
+    return orphaned
 
 
 def strip(pod, hidden=("managedFields",)):

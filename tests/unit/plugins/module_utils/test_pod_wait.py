@@ -217,11 +217,36 @@ def test_an_orphaned_wait_returns_at_the_next_silence():
 
 def test_orphan_check_fires_when_an_ancestor_is_reparented():
     parents = {100: 50, 50: 10}  # the module, its shell, the Ansible worker
-    check = orphan_check(levels=2, parent_of=parents.get, pid=100)
+    clock = Clock()
+    check = orphan_check(levels=2, parent_of=parents.get, pid=100, every_s=0.5, clock=clock)
     assert not check()
     parents[50] = 1  # the worker died: the shell was reparented
+    assert not check()  # read again only every_s after the last read
+    clock.now += 0.5
     assert check()
+    parents[50] = 10
+    clock.now += 0.5
+    assert check()  # once gone, always gone
     assert not orphan_check(parent_of=lambda _pid: None, pid=100)()  # no /proc: never fires
+
+
+def test_orphan_check_reads_proc_at_most_every_interval():
+    reads = []
+
+    def parent_of(pid):
+        reads.append(pid)
+        return {100: 50, 50: 10}[pid]
+
+    clock = Clock()
+    check = orphan_check(levels=2, parent_of=parent_of, pid=100, every_s=0.5, clock=clock)
+    made = len(reads)
+    for _event in range(1000):  # a burst of watch events within 0.1 s
+        check()
+        clock.now += 0.0001
+    assert len(reads) == made  # none read again yet
+    clock.now += 0.5
+    check()
+    assert len(reads) == made + 2  # both generations, once
 
 
 def test_orphan_check_on_this_process_reads_proc():
