@@ -35,7 +35,7 @@ checkout() {  # NAME -> its unpacked folder
   echo "$dir"
 }
 
-profile() {  # STEP DIR: py-spy on the node runtime and the controller of the run that is starting
+profile() {  # STEP: py-spy on the node runtime and the controller of the run that is starting
   local runtime playbook
   runtime=$(pgrep -f "simctl.py runtime" | head -1)
   PYTHONPATH=$pyspy "$pyspy/bin/py-spy" record -r 50 -f raw -o "$out/pyspy-runtime-$1.txt" -p "$runtime" -d 90 \

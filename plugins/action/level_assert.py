@@ -46,9 +46,10 @@ def copied_once(data):
     def frozen(result):
         return dict((key, tuple(value) if isinstance(value, list) else value) for key, value in result.items())
 
-    return dict((key, dict((host, dict(entry, levels=dict((level_id, frozen(result))
-                                                          for level_id, result in entry["levels"].items())))
-                           for host, entry in hosts.items()))
+    def with_frozen_levels(entry):
+        return dict(entry, levels=dict((level_id, frozen(result)) for level_id, result in entry["levels"].items()))
+
+    return dict((key, dict((host, with_frozen_levels(entry)) for host, entry in hosts.items()))
                 for key, hosts in data.items())
 
 

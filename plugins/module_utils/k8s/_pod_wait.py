@@ -62,8 +62,9 @@ def orphan_check(levels=2, parent_of=_parent_of, pid=None, every_s=ORPHAN_CHECK_
     last = {"at": clock(), "gone": False}
 
     def orphaned():
-        if not last["gone"] and clock() - last["at"] >= every_s:
-            last["at"], last["gone"] = clock(), any(parent_of(child) != parent for child, parent in chain)
+        now = clock()
+        if not last["gone"] and now - last["at"] >= every_s:
+            last["at"], last["gone"] = now, any(parent_of(child) != parent for child, parent in chain)
         return last["gone"]
 
     return orphaned
