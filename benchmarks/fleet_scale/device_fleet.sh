@@ -70,7 +70,7 @@ for spec in ${PLAN:-head:2 head:1024}; do
   echo "[$(( $(date +%s) - t0 ))s] $spec: $(grep -h 'run 1:' "$out/$tag/fleet-$nodes.log" | cut -c1-200)"
   timeline=$out/timeline-$tag.json
   [ -f "$timeline" ] || timeline=""
-  .venv/bin/python benchmarks/fleet_scale/clock_summary.py "$out/clock-$tag.jsonl" ${timeline:+"$timeline"}
+  .venv/bin/python "$root/benchmarks/fleet_scale/clock_summary.py" "$out/clock-$tag.jsonl" ${timeline:+"$timeline"}
   tar -C "$out" -czf "${OUT:-/var/tmp}/results.tgz" .
 done
 echo "results: ${OUT:-/var/tmp}/results.tgz"

@@ -164,7 +164,9 @@ options:
     type: int
     default: 300
   read_deadline_s:
-    description: Time for all the log reads together, in seconds; pods not read by then are returned with an error.
+    description:
+      - Time for all the reads after the wait together (the events of pods that never ran, then the logs), in seconds.
+      - A log not read by then is returned with an error; events not read by then are left out.
     type: int
     default: 120
   limit_bytes:

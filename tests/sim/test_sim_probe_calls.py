@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The probe level in one module (issue 27): probe_run extends the run's lease, ships the ConfigMap, creates the pods,
 waits for them, reads their logs and deletes the pods and the ConfigMap, repeated by `until` as the runner does; an
-attempt that finds the ConfigMap (its start marker) creates nothing. Against the simulated cluster's API server,
-through ansible-playbook as the roles call it. About 30 s."""
+attempt that finds the ConfigMap (its start marker) creates nothing; the events of pods that never ran, read per pod
+or as the namespace's pages. Against the simulated cluster's API server, through ansible-playbook as the roles call
+it. About 40 s."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import simkit
+from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _probe_run
 
 pytestmark = pytest.mark.sim
 
@@ -104,3 +106,32 @@ def test_an_attempt_that_finds_the_configmap_creates_nothing(core, batch, namesp
     # the lease was not moved: the attempt that started the probe did that
     assert batch.read_namespaced_job("anchor", namespace).spec.active_deadline_seconds == 60
     assert core.list_namespaced_pod(namespace, label_selector="run=" + run).items == []
+
+
+def test_the_events_of_pods_that_never_ran_are_the_same_per_pod_and_as_pages(core, namespace):
+    """pod_events reads a few pods' events one list each, more as the namespace's pod events in pages
+    (_probe_run.EVENTS_PAGE): both give each pod the scheduler's own words, and nothing of another pod."""
+    pods = ["never-%d" % i for i in range(3)]
+    for name in pods + ["bystander"]:
+        core.create_namespaced_pod(namespace, {
+            "metadata": {"name": name},
+            "spec": {"restartPolicy": "Never", "nodeSelector": {"sim.rlstack.io/nowhere": name},
+                     "containers": [{"name": "c", "image": "busybox"}]}})
+
+    def scheduler_spoke():
+        seen = {e.involved_object.name for e in core.list_namespaced_event(namespace).items
+                if e.reason == "FailedScheduling"}
+        return seen >= set(pods + ["bystander"])
+
+    simkit.wait_until(scheduler_spoke, 60, "the scheduler's FailedScheduling events")
+    states = [{"pod": name, "phase": "Pending", "target": "n%d" % i} for i, name in enumerate(pods)]
+    per_pod = _probe_run.pod_events(core, namespace, states, workers=8, deadline_s=30)
+    paged = _probe_run.pod_events(core, namespace, states, workers=1, deadline_s=30)
+    for out in (per_pod, paged):
+        assert [entry["item"]["pod"] for entry in out] == pods
+        for entry in out:
+            assert entry["resources"], entry["item"]["pod"]
+            assert {e["involvedObject"]["name"] for e in entry["resources"]} == {entry["item"]["pod"]}
+            assert any("didn't match Pod's node affinity/selector" in e["message"] for e in entry["resources"])
+    assert [{e["message"] for e in entry["resources"]} for entry in per_pod] == \
+        [{e["message"] for e in entry["resources"]} for entry in paged]

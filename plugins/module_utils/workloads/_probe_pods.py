@@ -176,13 +176,15 @@ def probe_not_started(targets, ran, start_states, events, start_timeout_s, nodes
         pod = (result.get("item") or {}).get("pod")
         messages[pod] = [e.get("message") for e in result.get("resources") or []]
     by_name = dict(((n.get("metadata") or {}).get("name"), n) for n in nodes or [])
+    states = {}
+    for state in start_states or []:  # the first state of each target, as a search from the start finds it
+        states.setdefault(state.get("target"), state)
     out = {}
     for target in targets or []:
         node = target.get("node")
         if node in (ran or ()):
             continue
-        label = dns_label(node)
-        state = next((s for s in start_states or [] if s.get("target") == label), {})
+        state = states.get(dns_label(node)) or {}
         problem = state.get("problem")
         node_problem = _diagnose.node_problem(by_name[node]) if node in by_name else None
         if problem and not (node_problem and problem.get("kind") in NODE_CONSEQUENCES):

@@ -5,6 +5,8 @@ API: tests/sim/test_sim_probe_calls.py)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 import types
 
 import pytest
@@ -93,6 +95,101 @@ def test_the_events_are_read_only_for_pods_that_never_ran():
     out = _probe_run.pod_events(core, "ns", states)
     assert out == [{"item": states[0], "resources": [{"message": "0/2 nodes are available"}]}]
     assert core.calls == [("events", "involvedObject.name=p0")]
+
+
+class EventsCore(FakeCore):
+    """Events as the API server lists them: per pod (involvedObject.name=...) or all pods' (involvedObject.kind=Pod)
+    in pages of `limit`. Each list takes `delay_s` and counts how many are in flight; a list naming a pod of
+    `failing`, or the page numbered `failing_page`, is refused."""
+
+    def __init__(self, events, delay_s=0.0, failing=(), failing_page=None):
+        super().__init__()
+        self.events, self.delay_s, self.failing, self.failing_page = events, delay_s, set(failing), failing_page
+        self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = 0
+
+    def list_namespaced_event(self, namespace, field_selector, limit=None, _continue=None, **kw):
+        assert kw.get("_request_timeout"), "each read carries its own bound: a thread cannot be stopped"
+        self.calls.append(("events", field_selector, _continue))
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            time.sleep(self.delay_s)
+            key, value = field_selector.split("=", 1)
+            if key == "involvedObject.name":
+                if value in self.failing:
+                    raise ApiException(500)
+                return Raw({"items": [e for e in self.events if e["involvedObject"]["name"] == value]})
+            assert field_selector == "involvedObject.kind=Pod" and limit
+            start = int(_continue or 0)
+            if start // limit == self.failing_page:
+                raise ApiException(500)
+            more = start + limit < len(self.events)
+            return Raw({"items": self.events[start:start + limit],
+                        "metadata": {"continue": str(start + limit) if more else ""}})
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def _never_ran(count):
+    return [{"pod": "p%d" % i, "phase": "Pending", "target": "n%d" % i} for i in range(count)]
+
+
+def _pull_events(count, other=()):
+    events = [{"involvedObject": {"kind": "Pod", "name": "p%d" % i}, "message": "Back-off pulling image for p%d" % i}
+              for i in range(count)]
+    return events + [{"involvedObject": {"kind": "Pod", "name": name}, "message": "not ours"} for name in other]
+
+
+def test_the_events_of_a_few_pods_are_read_per_pod_at_once():
+    core = EventsCore(_pull_events(8, other=["someone-else"]), delay_s=0.05)
+    out = _probe_run.pod_events(core, "ns", _never_ran(8), workers=8, deadline_s=30)
+    assert 1 < core.most_in_flight <= 8
+    assert [entry["item"]["pod"] for entry in out] == ["p%d" % i for i in range(8)]
+    assert [[e["message"] for e in entry["resources"]] for entry in out] == [
+        ["Back-off pulling image for p%d" % i] for i in range(8)]
+    assert {call[1] for call in core.calls} == {"involvedObject.name=p%d" % i for i in range(8)}
+
+
+def test_the_events_of_many_pods_are_one_list_of_the_namespace_in_pages():
+    """A fleet-wide image pull error: each per-pod list is a scan of the namespace's events on the API server, so
+    more pods than workers read the namespace's pod events once, page by page, and keep each pod's own."""
+    core = EventsCore(_pull_events(1200, other=["someone-else"]))
+    out = _probe_run.pod_events(core, "ns", _never_ran(1100), workers=16)
+    assert [call[1:] for call in core.calls] == [("involvedObject.kind=Pod", c) for c in (None, "500", "1000")]
+    assert len(out) == 1100
+    assert all([e["message"] for e in entry["resources"]] == ["Back-off pulling image for %s" % entry["item"]["pod"]]
+               for entry in out)
+
+
+def test_a_pod_whose_events_cannot_be_read_has_none_and_the_others_keep_theirs():
+    core = EventsCore(_pull_events(3), failing={"p1"})
+    out = _probe_run.pod_events(core, "ns", _never_ran(3), workers=4)
+    assert [len(entry["resources"]) for entry in out] == [1, 0, 1]
+
+
+def test_a_page_that_cannot_be_read_keeps_the_events_read_before_it():
+    core = EventsCore(_pull_events(1200), failing_page=1)
+    out = _probe_run.pod_events(core, "ns", _never_ran(1200), workers=16)
+    assert [len(entry["resources"]) for entry in out] == [1] * 500 + [0] * 700
+
+
+def test_events_not_read_by_the_deadline_are_left_out():
+    core = EventsCore(_pull_events(4), delay_s=0.5)
+    started = time.monotonic()
+    out = _probe_run.pod_events(core, "ns", _never_ran(4), workers=4, deadline_s=0.2)
+    assert time.monotonic() - started < 0.45
+    assert [entry["resources"] for entry in out] == [[], [], [], []]
+
+
+def test_the_pages_stop_at_the_deadline():
+    clock = iter([0.0, 0.0, 5.0, 11.0]).__next__  # the deadline, then before each page
+    core = EventsCore(_pull_events(1200))
+    out = _probe_run.pod_events(core, "ns", _never_ran(1200), workers=16, deadline_s=10, clock=clock)
+    assert len(core.calls) == 2
+    assert sum(len(entry["resources"]) for entry in out) == 1000
 
 
 def test_the_nodes_read_again_leave_out_what_nothing_reads():
