@@ -10,7 +10,9 @@
 # during the run (which slows it: keep those runs out of the ratios). Each run is tests/gpu/run_k8s_exec_on_gpu.sh's
 # part d (benchmarks/fleet_scale/run.py on a fresh simulated cluster, replayed probes) with the task_clock callback
 # of benchmarks/runner_overhead, and pod_timeline.py beside it from 256 nodes on.
-# Everything lands in $OUT/results.tgz after each run, so a call stopped by its time limit keeps what had ended.
+# FLEET_SCENARIO names the simulated cluster's scenario for every run (default healthy; image-pull-error measures
+# a fleet that fails). Everything lands in $OUT/results.tgz after each run, so a call stopped by its time limit keeps
+# what had ended.
 set -uo pipefail
 carry=$(cd "${1:?usage: device_fleet.sh CARRY}" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,7 +60,7 @@ for spec in ${PLAN:-head:2 head:1024}; do
   export ANSIBLE_CALLBACK_PLUGINS=$dir/benchmarks/runner_overhead/callback_plugins TASK_CLOCK_FILE=$out/clock-$tag.jsonl
   export SIM_STATE=$out/sim-$step
   if [ "$nodes" -ge 256 ]; then  # the pods' stages, once the run's cluster is up (run.py logs its scenario then)
-    ( for _ in $(seq 900); do grep -q "scenario healthy" "$out/$tag/fleet-$nodes.log" 2>/dev/null && break; sleep 0.2; done
+    ( for _ in $(seq 900); do grep -q "scenario ${FLEET_SCENARIO:-healthy}" "$out/$tag/fleet-$nodes.log" 2>/dev/null && break; sleep 0.2; done
       if [ "$mark" = p ] && [ -n "$pyspy" ]; then profile "$step"; fi
       .venv/bin/python benchmarks/fleet_scale/pod_timeline.py --kubeconfig "$SIM_STATE/kubeconfig" --seconds 60 \
         --json "$out/timeline-$tag.json" > "$out/timeline-$tag.txt" 2>&1

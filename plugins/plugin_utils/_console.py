@@ -21,6 +21,7 @@ import shutil
 import sys
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _levels
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._report import also_failed_text, failed_groups
 from ansible_collections.rlstack.validation.plugins.plugin_utils._progress import LEVEL_WIDTH, Throttle, describe, \
     level_column, seconds, stopped_line
 
@@ -45,13 +46,6 @@ def _what_it_creates(level_id):
     except KeyError:
         return ""
     return ", then ".join(_CREATES.get(k, k) for k in kinds)
-
-
-def _first_failed(verdict):
-    for check in verdict.get("checks") or []:
-        if isinstance(check, dict) and not check.get("passed"):
-            return check
-    return None
 
 
 def _gpu_minutes(verdict):
@@ -155,20 +149,24 @@ class Console:
             notes.append("%.1f GPU-min" % minutes)
         lines = [(head + (" (%s)" % ", ".join(notes) if notes else ""), status)]
         for row in rows:
-            check = _first_failed(row) if str(row.get("status")).upper() == "FAIL" else None
-            if check is None:
+            groups = failed_groups(row.get("checks")) if str(row.get("status")).upper() == "FAIL" else []
+            if not groups:
                 continue
-            lines.extend(self._failure_lines(row, check, len(rows) > 1))
+            lines.extend(self._failure_lines(row, groups[0], len(rows) > 1))
             break
         return self._named(host, lines)
 
     @staticmethod
-    def _failure_lines(row, check, name_row):
+    def _failure_lines(row, group, name_row):
+        """The first failed check of `row` (its node, message and fix, and the other nodes where it failed too)."""
+        check, others = group
         indent = " " * LEVEL_WIDTH
         where = check.get("node") or "cluster"
         if name_row:
             where = "%s on %s" % (str(row.get("name") or row.get("id")), where)
         lines = [("%s%s: %s" % (indent, where, check.get("message") or check.get("name")), "FAIL")]
+        if others:
+            lines.append(("%s  %s" % (indent, also_failed_text(check, others)), "FAIL"))
         if check.get("hint"):
             lines.append(("%s-> %s" % (indent, check["hint"]), "FAIL"))
         excerpt = check.get("excerpt")

@@ -22,7 +22,8 @@ import math
 import re
 
 from ansible_collections.rlstack.validation.plugins.module_utils.gpu import _profiles
-from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._report import cost_lines, summary_line
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts._report import also_failed_text, cost_lines, \
+    failed_groups, summary_line
 
 # A matrix wider than this many checks, or taller than this many nodes, is cut with a note; report.json
 # keeps everything. 512 nodes x 200 checks is ~100k cells, a few MB of HTML, still quick in a browser.
@@ -39,7 +40,7 @@ vertical-align:top}th{background:#f2f4f8}.num{text-align:right;font-variant-nume
 .st{font-weight:600;border-radius:3px;padding:1px 6px;white-space:nowrap}
 .PASS{background:#d9f2df;color:#145a24}.FAIL{background:#fbdada;color:#8a1212}
 .SKIPPED{background:#eceef2;color:#4a5160}.NO_DATA{background:#fbdada;color:#8a1212}
-.reason{color:#333;max-width:70ch}.checks{margin:2px 0 0 0;padding-left:18px;color:#6b1010}
+.reason{color:#333;max-width:70ch}.checks{margin:2px 0 0 0;padding-left:18px;color:#6b1010}.also{color:#556}
 .foot{font-family:ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;background:#f7f8fa;
 border:1px solid #e3e6ec;padding:8px;margin:8px 0}
 table.mx td,table.mx th{padding:1px 4px;font-size:12px;text-align:center}
@@ -117,12 +118,15 @@ def human_size(size):
 def level_table(report):
     rows = []
     for row in report.get("levels") or []:
-        failed = [c for c in row.get("checks") or [] if isinstance(c, dict) and not c.get("passed")]
+        groups = failed_groups(row.get("checks"))
         reason = esc(row.get("reason") or "")
-        if row.get("status") == "FAIL" and failed:
-            items = "".join("<li>%s: %s%s</li>" % (esc(c.get("node") or "cluster"), esc(c.get("message") or c.get("name")),
-                                                   _excerpt(c)) for c in failed[:10])
-            more = "<li>... and %d more (see the node matrix)</li>" % (len(failed) - 10) if len(failed) > 10 else ""
+        if row.get("status") == "FAIL" and groups:
+            items = "".join("<li>%s: %s%s%s</li>" % (
+                esc(c.get("node") or "cluster"), esc(c.get("message") or c.get("name")),
+                '<div class="also">%s</div>' % esc(also_failed_text(c, others)) if others else "", _excerpt(c))
+                for c, others in groups[:10])
+            left = sum(1 + len(others) for _check, others in groups[10:])
+            more = "<li>... and %d more (see the node matrix)</li>" % left if left else ""
             reason = '<ul class="checks">%s%s</ul>' % (items, more)
         rows.append('<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%s</td><td class="reason">%s</td></tr>' % (
             esc(row.get("level")), esc(row.get("name")), _badge(_status(row.get("status"))),

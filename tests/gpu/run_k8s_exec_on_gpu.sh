@@ -7,7 +7,8 @@
 #     b  L4 with the real LIBERO 0.1.1 ($SIM_CACHE/exec/libero-0.1.1): without its config, then with it
 #     c  L5/L6 with TRL GRPO as Jobs
 #     e  the broken L5/L6 examples (tests/gpu/k8s_exec_broken.yml) as Jobs: each must FAIL as on the host transport
-#     d  benchmarks/fleet_scale/run.py (replayed probes), once per count in $FLEET_NODES (default "2 16 64 256")
+#     d  benchmarks/fleet_scale/run.py (replayed probes), once per count in $FLEET_NODES (default "2 16 64 256"),
+#        in scenario $FLEET_SCENARIO (default healthy)
 #     i  bad-node isolation at 16 and 64 nodes (make test-isolate's cases; $ISOLATE_K picks them, pytest's -k)
 # Environment: SIM_DEVICE_WHEELS, SIM_DEVICE_COLLECTIONS as for sim/device_up.sh. Every cluster it starts is
 # stopped on exit, also on failure (their processes run in sessions of their own).
@@ -83,7 +84,7 @@ case ,$parts, in *,d,*)
   for n in ${FLEET_NODES:-2 16 64 256}; do
     t=$(date +%s)
     timeout -s INT -k 60 "${FLEET_TIMEOUT_S:-400}" .venv/bin/python benchmarks/fleet_scale/run.py --nodes "$n" \
-      --repeat 1 --json "$out/fleet-$n.json" > "$out/fleet-$n.log" 2>&1
+      --repeat 1 --scenario "${FLEET_SCENARIO:-healthy}" --json "$out/fleet-$n.json" > "$out/fleet-$n.log" 2>&1
     note "fleet $n nodes: rc=$? $(( $(date +%s) - t ))s"
   done ;;
 esac

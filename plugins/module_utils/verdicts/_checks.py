@@ -82,8 +82,9 @@ def evidence_check(level_name, node, outcome):
                          message="the %s probe timed out: %s" % (level_name, data.get("error") or ""),
                          hint="the step named above hung; run the probe by hand in the pod to see where")
         return None
-    events = outcome.get("events") or []
     message = outcome.get("error") or "the probe produced no result"
+    # (the scheduler's event says what the pod's condition says, which the error holds after its reason: once is enough)
+    events = [e for e in outcome.get("events") or [] if str(e) != message and not message.endswith(": %s" % e)]
     if events:
         message += " (events: %s)" % "; ".join(str(e) for e in events[-3:])
     hint = outcome.get("hint") or "run the probe by hand in a pod on that node and read its output"
@@ -192,7 +193,8 @@ def l0_checks(nodes, probes, expect):
         checks.append(check("node_ready", name, "true", _ready(node), True,
                             hint="the node is NotReady: check the kubelet and `kubectl describe node`"))
         if (node.get("spec") or {}).get("unschedulable") is True:
-            checks.append(check("node_schedulable", name, "false", True, False,
+            # (as schedulable: "expected true, saw false" reads as the check's name says)
+            checks.append(check("node_schedulable", name, "true", False, True,
                                 message="the node is cordoned", hint="uncordon it (kubectl uncordon) or replace it"))
         if exp["gpu_count"] is None:
             checks.append(check("expectations", name, "true", None, True, evidence_missing=True,

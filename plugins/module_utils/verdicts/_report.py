@@ -312,17 +312,43 @@ def _seconds(value):
     return "%ds" % int(round(value))
 
 
+def failed_groups(checks):
+    """The failed checks as [(first check, [the other nodes where the same check failed])], one group per check name
+    and hint, in the order they first fail: a fleet that fails one way (every node cordoned, an image no node can
+    pull) is one group, not a line per node. A check of the whole cluster (no node) is a group of its own."""
+    groups = {}
+    for index, check in enumerate(checks or []):
+        if not isinstance(check, dict) or check.get("passed"):
+            continue
+        key = (check.get("name"), check.get("hint")) if check.get("node") else index
+        if key in groups:
+            groups[key][1].append(check["node"])
+        else:
+            groups[key] = (check, [])
+    return list(groups.values())
+
+
+def also_failed_text(check, others, shown=3):
+    """'<check> also failed on N more nodes: a, b, c and M more' for a group of failed_groups with others."""
+    names = ", ".join(others[:shown]) + (" and %d more" % (len(others) - shown) if len(others) > shown else "")
+    return "%s also failed on %d more node%s: %s" % (check.get("name"), len(others), "" if len(others) == 1 else "s",
+                                                      names)
+
+
 def _failed_check_lines(row, indent, limit):
-    failed = [c for c in row["checks"] if not c.get("passed")]
+    groups = failed_groups(row["checks"])
     lines = []
-    for check in failed[:limit]:
+    for check, others in groups[:limit]:
         node = check.get("node") or "cluster"
         lines.append("%s%s: %s" % (indent, node, check.get("message") or check.get("name")))
+        if others:
+            lines.append("%s  %s" % (indent, also_failed_text(check, others)))
         if check.get("hint"):
             lines.append("%s  -> %s" % (indent, check["hint"]))
-    if len(failed) > limit:
-        lines.append("%s... and %d more failed checks (see report.json)" % (indent, len(failed) - limit))
-    if not failed and row["reason"]:
+    left = sum(1 + len(others) for _check, others in groups[limit:])
+    if left:
+        lines.append("%s... and %d more failed checks (see report.json)" % (indent, left))
+    if not groups and row["reason"]:
         lines.append("%s%s" % (indent, row["reason"]))
     return lines
 

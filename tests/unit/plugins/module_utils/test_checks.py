@@ -224,8 +224,9 @@ def test_l0_cordoned_node():
     probes = {"p5-node-1": outcome(P5_HEALTHY), "p5-node-2": outcome(P5_HEALTHY)}
     result = checks.l0_checks(nodes, probes, k8s_expect())
     check = find(result, "node_schedulable")
-    assert (check["node"], check["op"], check["actual"], check["expected"]) == ("p5-node-1", "false", True, False)
+    assert (check["node"], check["op"], check["actual"], check["expected"]) == ("p5-node-1", "true", False, True)
     assert check["fail_msg"] == "the node is cordoned"
+    assert _verdict.evaluate_check(check)["message"] == "node_schedulable: the node is cordoned (expected true, saw false)"
     assert "uncordon" in check["hint"]
     assert failing(result) == [("node_schedulable", "p5-node-1")]
 
@@ -284,6 +285,17 @@ def test_l0_storage_claim(phase, expected_actual):
 def test_l0_no_storage_claim_no_check():
     result = checks.l0_checks([make_node("p5-node-1")], {"p5-node-1": outcome(P5_HEALTHY)}, k8s_expect(storage_claim=None))
     assert "storage_claim" not in names(result)
+
+
+def test_an_event_that_repeats_the_pods_condition_is_said_once():
+    said = "0/259 nodes are available: 256 node(s) were unschedulable."
+    not_started = {"status": "not_started", "data": None, "error": "Unschedulable: " + said,
+                   "hint": "uncordon", "events": [said, "Scheduled elsewhere"]}
+    result = checks.l0_checks([make_node("p5-node-2")], {"p5-node-2": not_started}, k8s_expect())
+    assert find(result, "pod_start", "p5-node-2")["fail_msg"] == "Unschedulable: %s (events: Scheduled elsewhere)" % said
+    only = dict(not_started, events=[said])
+    result = checks.l0_checks([make_node("p5-node-2")], {"p5-node-2": only}, k8s_expect())
+    assert find(result, "pod_start", "p5-node-2")["fail_msg"] == "Unschedulable: " + said
 
 
 def test_l0_probe_not_started_with_events():

@@ -120,10 +120,37 @@ def test_no_data_cluster():
 
 
 def test_failed_checks_are_capped():
-    checks = [dict(FAILED_CHECK, node="n%d" % i) for i in range(5)]
+    checks = [dict(FAILED_CHECK, name="check_%d" % i, node="n%d" % i) for i in range(5)]
     stats = {"c": {"levels": {"l0": level("l0", "L0", "Infra", 0, 1, "FAIL", checks)}}}
     lines = r.render_table(r.cluster_report("c", stats["c"]), max_failed_checks=2)
     assert "        ... and 3 more failed checks (see report.json)" in lines
+
+
+def test_a_check_that_fails_on_many_nodes_is_one_entry_naming_the_others():
+    """Every node cordoned, or an image no node can pull: one entry with the first node's message, the other nodes
+    named (the first three, then a count) and the fix once, so other failures still fit under the cap."""
+    checks = ([dict(FAILED_CHECK, node="p5-node-%d" % i, message="gpu_count expected 8, saw %d" % (i % 8))
+               for i in range(256)]
+              + [dict(FAILED_CHECK, name="efa_count", node="p5-node-7", message="efa_count expected 32, saw 0",
+                      hint="check the EFA device plugin")]
+              + [dict(FAILED_CHECK, name="gpu_count", node="p5-node-9", hint="another fix")])
+    stats = {"c": {"levels": {"l0": level("l0", "L0", "Infra", 0, 1, "FAIL", checks)}}}
+    lines = r.render_table(r.cluster_report("c", stats["c"]), max_failed_checks=2)
+    start = lines.index("        p5-node-0: gpu_count expected 8, saw 0")
+    assert lines[start + 1:start + 6] == [
+        "          gpu_count also failed on 255 more nodes: p5-node-1, p5-node-2, p5-node-3 and 252 more",
+        "          -> check XID errors",
+        "        p5-node-7: efa_count expected 32, saw 0",
+        "          -> check the EFA device plugin",
+        "        ... and 1 more failed checks (see report.json)"]
+
+
+def test_failed_groups_keep_the_order_of_the_first_failure_and_each_cluster_check_alone():
+    cluster = dict(FAILED_CHECK, name="gpu_nodes", node="", message="gpu_nodes: 0 (expected >= 1)")
+    checks = [PASSED_CHECK, dict(FAILED_CHECK, node="a"), cluster, dict(FAILED_CHECK, node="b"), dict(cluster)]
+    groups = r.failed_groups(checks)
+    assert [(check["node"], others) for check, others in groups] == [("a", ["b"]), ("", []), ("", [])]
+    assert r.also_failed_text(groups[0][0], ["b"]) == "gpu_count also failed on 1 more node: b"
 
 
 def test_report_json_and_junit(tmp_path):

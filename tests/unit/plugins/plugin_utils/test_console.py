@@ -54,6 +54,21 @@ def test_a_level_of_examples_ends_with_its_first_failure_and_three_excerpt_lines
     assert con.finish(300.0) == []
 
 
+def test_a_check_failed_across_the_fleet_names_the_other_nodes_at_the_end_of_the_level():
+    cordoned = {"name": "node_schedulable", "passed": False, "hint": "uncordon it (kubectl uncordon) or replace it",
+                "message": "node_schedulable: the node is cordoned (expected true, saw false)"}
+    con = Console()
+    con.host_seen("eks")
+    con.level_started("eks", L0, 100.0)
+    con.verdict("eks", {"id": "l0_infrastructure", "status": "FAIL",
+                        "checks": [dict(cordoned, node="p5-node-%d" % i) for i in range(256)]}, 120.0)
+    assert text(con.level_done("eks", 120.0)) == [
+        "L0    Infrastructure: FAIL in 20 s",
+        "      p5-node-0: node_schedulable: the node is cordoned (expected true, saw false)",
+        "        node_schedulable also failed on 255 more nodes: p5-node-1, p5-node-2, p5-node-3 and 252 more",
+        "      -> uncordon it (kubectl uncordon) or replace it"]
+
+
 def test_diagnostic_rows_end_at_their_verdict_and_a_new_level_ends_the_last():
     con = Console()
     con.host_seen("eks")

@@ -414,6 +414,20 @@ def test_a_failed_check_shows_its_excerpt_escaped_in_the_level_table():
     assert "<script>" not in page
 
 
+def test_a_check_failed_on_many_nodes_is_one_item_of_the_level_table():
+    cordoned = {"name": "node_schedulable", "op": "true", "expected": True, "actual": False, "passed": False,
+                "message": "node_schedulable: the node is cordoned (expected true, saw false)", "hint": "uncordon it"}
+    checks = [dict(cordoned, node="p5-node-%d" % i) for i in range(256)]
+    checks += [dict(cordoned, name="check_%d" % i, node="p5-node-0", hint="") for i in range(10)]
+    page = h.level_table({"levels": [{"id": "l0", "level": "L0", "name": "Infrastructure", "status": "FAIL",
+                                      "duration_s": 20, "checks": checks}]})
+    assert page.count("<li>") == 11
+    assert ('<li>p5-node-0: node_schedulable: the node is cordoned (expected true, saw false)<div class="also">'
+            'node_schedulable also failed on 255 more nodes: p5-node-1, p5-node-2, p5-node-3 and 252 more</div></li>'
+            ) in page
+    assert "<li>... and 1 more (see the node matrix)</li>" in page
+
+
 @pytest.mark.parametrize("itype", ["p5.48xlarge", "p5en.48xlarge", "p4de.24xlarge", "g6e.48xlarge"])
 def test_the_limit_note_cites_only_what_the_user_has(itype):
     """The sources a page cites are public ones or files of the collection, never the project's own notes
