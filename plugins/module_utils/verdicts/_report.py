@@ -331,8 +331,8 @@ def failed_groups(checks):
 def also_failed_text(check, others, shown=3):
     """'<check> also failed on N more nodes: a, b, c and M more' for a group of failed_groups with others."""
     names = ", ".join(others[:shown]) + (" and %d more" % (len(others) - shown) if len(others) > shown else "")
-    return "%s also failed on %d more node%s: %s" % (check.get("name"), len(others), "" if len(others) == 1 else "s",
-                                                      names)
+    nodes = "%d more node%s" % (len(others), "" if len(others) == 1 else "s")
+    return "%s also failed on %s: %s" % (check.get("name"), nodes, names)
 
 
 def _failed_check_lines(row, indent, limit):
