@@ -20,6 +20,8 @@ description:
   - Once the wait is settled, or O(deadline_at) has come, reads the level's own O(reads), the events of every pod
     that never ran, the nodes O(node_selector) selects when a pod did not end well, and every pod's log not read yet, then
     deletes the pods and O(config_maps), and returns C(finished=true).
+  - The events are one list per pod for up to O(concurrency) pods that never ran; for more, the namespace's pod
+    events in pages of 500 (the API server scans all of a namespace's events for each list).
   - A task repeats it with C(until) on C(finished), so a long wait still prints its progress and stays bounded. An
     attempt that finds the first of O(config_maps) existing does not create anything (the earlier attempt did).
   - Made for the collection's probe levels (roles/runner/tasks/probe_level.yml); one module run in place of three
