@@ -146,7 +146,7 @@ def events_per_pod(core, namespace, states, workers, deadline_s):
 def namespace_pod_events(core, namespace, pods, until, clock=time.monotonic):
     """{pod: [event]} for the names in `pods`, from the namespace's pod events read page by page until `until`
     (a clock() value); what a failed or late page would have added is left out."""
-    by_pod, page = {}, {}
+    by_pod, token = {}, None
     try:
         while True:
             left = until - clock()
@@ -154,15 +154,15 @@ def namespace_pod_events(core, namespace, pods, until, clock=time.monotonic):
                 break
             bound = max(1.0, min(float(READ_REQUEST_TIMEOUT_S), left))
             response = core.list_namespaced_event(namespace, field_selector="involvedObject.kind=Pod",
-                                                  limit=EVENTS_PAGE, _continue=page.get("continue") or None,
+                                                  limit=EVENTS_PAGE, _continue=token,
                                                   _request_timeout=(bound, bound), _preload_content=False)
             page = json.loads(response.data)
             for event in page.get("items") or []:
                 name = (event.get("involvedObject") or {}).get("name")
                 if name in pods:
                     by_pod.setdefault(name, []).append(event)
-            page = page.get("metadata") or {}
-            if not page.get("continue"):
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
                 break
     except Exception:  # pylint: disable=broad-except  # the client's errors, a timeout: the events read so far
         pass
