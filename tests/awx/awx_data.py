@@ -10,6 +10,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 AWX_DIR = ROOT / "awx"
 PLAYBOOK = ROOT / "playbooks" / "awx_configure.yml"
+# The awx.awx modules playbooks/awx_configure.yml calls.
+MODULES = ("organization", "execution_environment", "project", "credential_type", "credential", "inventory",
+           "inventory_source", "inventory_source_update", "job_template", "workflow_job_template",
+           "workflow_job_template_node")
 
 
 class _Loader(yaml.SafeLoader):

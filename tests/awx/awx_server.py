@@ -85,7 +85,10 @@ class AWX:
         deadline = time.monotonic() + within_s
         while True:
             job = self.get(f"/api/v2/{path}/{job_id}/")
-            if job["status"] in FINISHED or time.monotonic() > deadline:
+            # A job is finished before the callback receiver has saved all its events, and its stdout is built
+            # from them: read before event_processing_finished, it lacks lines (the results table's, seen once).
+            done = job["status"] in FINISHED and job.get("event_processing_finished", True)
+            if done or time.monotonic() > deadline:
                 return job
             time.sleep(2)
 

@@ -19,8 +19,7 @@ import awx_data
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 REAL_AWX = Path(__import__("ansible_collections.awx.awx", fromlist=["x"]).__path__[0])
-MODULES = ("organization", "execution_environment", "project", "credential_type", "credential", "inventory",
-           "inventory_source", "job_template", "workflow_job_template", "workflow_job_template_node")
+MODULES = awx_data.MODULES
 AUTH = {"controller_host", "controller_username", "controller_password", "controller_oauthtoken", "validate_certs",
         "request_timeout", "controller_config_file"}
 DATA = awx_data.load()
@@ -63,24 +62,24 @@ with open(sys.argv[1]) as handle:
     args = json.load(handle)
 with open(os.environ["AWX_STUB_LOG"], "a") as log:
     log.write(json.dumps({"module": "%s", "args": {k: v for k, v in args.items() if not k.startswith("_ansible")}}) + "\\n")
-print(json.dumps({"changed": False}))
+# What AWX would answer, where the test says (a source created, an import that ended): else nothing changed.
+print(json.dumps(json.loads(os.environ.get("AWX_STUB_RESULTS", "{}")).get("%s", {"changed": False})))
 '''
 
 
-@pytest.fixture(scope="module")
-def stub_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("awx_stub")
+def _run_with_stubs(tmp, results):
+    """awx_configure.yml against stand-in awx.awx modules answering `results` (module -> result): (proc, calls)."""
     coll = tmp / "ansible_collections" / "awx" / "awx"
     (coll / "plugins" / "modules").mkdir(parents=True)
     (coll / "meta").mkdir()
     (coll / "meta" / "runtime.yml").write_text(
         "requires_ansible: '>=2.15.0'\naction_groups:\n  controller:\n" + "".join(f"    - {m}\n" for m in MODULES))
     for module in MODULES:
-        (coll / "plugins" / "modules" / f"{module}.py").write_text(STUB % module)
+        (coll / "plugins" / "modules" / f"{module}.py").write_text(STUB % (module, module))
     log = tmp / "calls.jsonl"
     env = _env(
         ANSIBLE_COLLECTIONS_PATH=f"{tmp}:{ROOT / '.collections'}",
-        AWX_STUB_LOG=str(log),
+        AWX_STUB_LOG=str(log), AWX_STUB_RESULTS=json.dumps(results),
         CONTROLLER_HOST="https://awx.invalid", CONTROLLER_OAUTH_TOKEN="stub-controller-token-0001",
         CONTROLLER_VERIFY_SSL="false",
         # The bearer token credential is complete, the EKS one is not.
@@ -92,6 +91,16 @@ def stub_run(tmp_path_factory):
                           capture_output=True, text=True, timeout=300, check=False)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return proc, calls
+
+
+# Every inventory source is new, as on a fresh AWX: each imports its hosts, and the import succeeds.
+NEW_SOURCES = {"inventory_source": {"changed": True}}
+
+
+@pytest.fixture(scope="module")
+def stub_run(tmp_path_factory):
+    return _run_with_stubs(tmp_path_factory.mktemp("awx_stub"), dict(
+        NEW_SOURCES, inventory_source_update={"changed": True, "id": 7, "status": "successful"}))
 
 
 def _calls(calls, module):
@@ -161,6 +170,28 @@ def test_project_inventories_and_sources(stub_run):
         assert source["update_on_launch"] is True and source["overwrite_vars"] is True
     (ee,) = _calls(calls, "execution_environment")
     assert ee["image"] == DATA["awx_ee_image"]
+    assert project["timeout"] == DATA["awx_sync_timeout_s"]
+
+
+def test_a_new_source_imports_its_hosts_at_once(stub_run):
+    calls = stub_run[1]
+    imports = _calls(calls, "inventory_source_update")
+    assert [(i["inventory"], i["name"]) for i in imports] == [
+        (c["name"], f"{c['name']} from {c['source_path']}") for c in DATA["awx_clusters"]]
+    assert all(i["wait"] is True and i["timeout"] == DATA["awx_sync_timeout_s"] for i in imports)
+
+
+def test_a_failed_import_stops_the_playbook_naming_the_inventory(tmp_path):
+    # As awx.awx's wait answers an inventory update that failed (controller_api.wait_on_url), here not failing the
+    # task: the playbook's own sentence follows.
+    proc, calls = _run_with_stubs(tmp_path, dict(NEW_SOURCES, inventory_source_update={
+        "changed": True, "id": 12, "status": "failed", "msg": "The inventory_update - sim, failed"}))
+    assert proc.returncode == 2
+    first = DATA["awx_clusters"][0]
+    assert (f"Inventory '{first['name']}' could not import its hosts from {first['source_path']} of project "
+            f"'{DATA['awx_project']['name']}': AWX inventory update 12 ended failed (The inventory_update - sim, "
+            f"failed). Read its output at /api/v2/inventory_updates/12/stdout/") in _shown(proc.stdout)
+    assert not _calls(calls, "job_template")
 
 
 def test_job_templates_as_sent(stub_run):

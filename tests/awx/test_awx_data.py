@@ -108,9 +108,7 @@ def test_the_playbook_loads_every_data_file_and_takes_auth_from_the_environment(
             assert list(task["ansible.builtin.set_fact"]) == ["__awx_credentials_missing"], task["name"]
             assert "map(attribute='0')" in task["vars"]["__awx_missing"]
     modules = {next((k for k in task if k.startswith("awx.awx.")), None) for task in play["tasks"]} - {None}
-    assert modules == {f"awx.awx.{m}" for m in (
-        "organization", "execution_environment", "project", "credential_type", "credential", "inventory",
-        "inventory_source", "job_template", "workflow_job_template", "workflow_job_template_node")}
+    assert modules == {f"awx.awx.{m}" for m in awx_data.MODULES}
 
 
 def test_no_secret_in_the_data():

@@ -76,5 +76,5 @@ def test_throttle_prints_on_change_or_after_the_interval():
 
 
 def test_stopped_line():
-    assert p.stopped_line("L2", "the probe pods to start", 900) == (
-        "L2    stopped waiting for the probe pods to start after 15 min 00 s (its bound); the level reports what it saw")
+    assert p.stopped_line("L2", "the probe pods to finish", 900) == (
+        "L2    stopped waiting for the probe pods to finish after 15 min 00 s (its bound); the level reports what it saw")
