@@ -117,9 +117,11 @@ def _may_speak(task):
 
 
 def _says(result):
-    """A debug task's message is for the person: the quiet console prints it (without the task frame)."""
+    """A debug task's message is for the person: the quiet console prints it (without the task frame). A loop of
+    them speaks through its items; the loop's own result says only "All items completed"."""
     action = getattr(result.task, "action", "") or ""
-    return action.rpartition(".")[2] == "debug" and "msg" in (_returned(result) or {})
+    returned = _returned(result) or {}
+    return action.rpartition(".")[2] == "debug" and "msg" in returned and "results" not in returned
 
 
 def _returned(result):

@@ -234,7 +234,11 @@ class Console:
 
 
 def error_message(result):
-    """The sentence of a failed task's result: its msg, else the module's stderr, without Ansible's framing."""
+    """The sentence of a failed task's result: its msg, else the module's stderr, without Ansible's framing. A loop's
+    result says only "One or more items failed": its failed items' sentences instead, a line each."""
     result = result if isinstance(result, dict) else {}
+    items = [item for item in result.get("results") or [] if isinstance(item, dict) and item.get("failed")]
+    if items:
+        return "\n".join(" ".join(error_message(item).split()) for item in items)
     msg = result.get("msg") or result.get("module_stderr") or result.get("stderr") or "the task failed"
     return str(msg).strip()

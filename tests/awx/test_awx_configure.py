@@ -188,9 +188,10 @@ def test_a_failed_import_stops_the_playbook_naming_the_inventory(tmp_path):
         "changed": True, "id": 12, "status": "failed", "msg": "The inventory_update - sim, failed"}))
     assert proc.returncode == 2
     first = DATA["awx_clusters"][0]
-    assert (f"Inventory '{first['name']}' could not import its hosts from {first['source_path']} of project "
-            f"'{DATA['awx_project']['name']}': AWX inventory update 12 ended failed (The inventory_update - sim, "
-            f"failed). Read its output at /api/v2/inventory_updates/12/stdout/") in _shown(proc.stdout)
+    assert (f"Inventory '{first['name']}' could not import its hosts from {first['source_path']} "
+            f"of project '{DATA['awx_project']['name']}': AWX inventory update 12 ended with status failed; read its output at "
+            f"/api/v2/inventory_updates/12/stdout/ on the controller. Check that the file is in branch "
+            f"{DATA['awx_scm_branch']} and parses as an inventory.") in _shown(proc.stdout)
     assert not _calls(calls, "job_template")
 
 

@@ -125,6 +125,35 @@ def test_the_console_prints_the_level_its_waits_its_verdict_and_one_sentence(tmp
         assert noise not in proc.stdout + proc.stderr, noise
 
 
+LOOPS = """
+- name: Loops, as awx_configure.yml has them
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Say what each credential lacks
+      ansible.builtin.debug:
+        msg: "Credential {{ item }} not created"
+      loop: [a, b]
+    - name: Stop on each inventory that could not import its hosts
+      ansible.builtin.fail:
+        msg: "Inventory '{{ item }}' could not import its hosts."
+      loop: [x, y, z]
+      when: item != 'y'
+"""
+
+
+def test_a_loop_speaks_through_its_items(tmp_path):
+    book = tmp_path / "loops.yml"
+    book.write_text(LOOPS)
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=str(ROOT),
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    # not the loop's own "All items completed" or "One or more items failed"
+    assert proc.stdout.splitlines() == [
+        "Credential a not created", "Credential b not created",
+        "localhost: Inventory 'x' could not import its hosts.", "localhost: Inventory 'z' could not import its hosts."]
+
+
 @pytest.mark.parametrize("how", [("-v",), ()], ids=["-v", "RLSTACK_CONSOLE_TASKS"])
 def test_v_or_the_tasks_setting_bring_the_ansible_stream_back(tmp_path, how):
     proc = _play(tmp_path, *how, **({} if how else {"RLSTACK_CONSOLE_TASKS": "true"}))

@@ -89,6 +89,13 @@ def test_several_clusters_name_theirs_and_errors_are_one_sentence():
         "eks-a: validation_x must be one of a, b, not 'c'.", "eks-a: validation_y must be an int."]
     assert text(con.unreachable("eks-a", "timed out")) == ["eks-a: cannot reach the cluster: timed out"]
     assert error_message({"msg": " one sentence "}) == "one sentence"
+    # a loop: each failed item's sentence (Ansible's own "One or more items failed" says which none)
+    loop = {"msg": "One or more items failed", "results": [
+        {"msg": "Inventory 'a' could not\n import its hosts.", "failed": True}, {"msg": "ok", "failed": False},
+        {"skipped": True}, {"module_stderr": "Traceback ...", "failed": True}]}
+    assert error_message(loop) == "Inventory 'a' could not import its hosts.\nTraceback ..."
+    assert text(con.failed("eks-a", error_message(loop))) == [
+        "eks-a: Inventory 'a' could not import its hosts.", "eks-a: Traceback ..."]
 
 
 def test_waits_print_after_first_after_s_then_every_interval():
