@@ -189,8 +189,8 @@ def test_a_failed_import_stops_the_playbook_naming_the_inventory(tmp_path):
     assert proc.returncode == 2
     first = DATA["awx_clusters"][0]
     assert (f"Inventory '{first['name']}' could not import its hosts from {first['source_path']} "
-            f"of project '{DATA['awx_project']['name']}': AWX inventory update 12 ended with status failed; read its output at "
-            f"/api/v2/inventory_updates/12/stdout/ on the controller. Check that the file is in branch "
+            f"of project '{DATA['awx_project']['name']}': AWX inventory update 12 ended with status failed; read its "
+            f"output at /api/v2/inventory_updates/12/stdout/ on the controller. Check that the file is in branch "
             f"{DATA['awx_scm_branch']} and parses as an inventory.") in _shown(proc.stdout)
     assert not _calls(calls, "job_template")
 
