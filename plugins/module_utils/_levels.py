@@ -130,9 +130,15 @@ def own_tags():
     return [level["tags"][0] for level in LEVELS]
 
 
+def row_level(row_id):
+    """The level a result row belongs to: a row id such as l5_training_step/<example> (one row per example) names
+    its level before the slash."""
+    return str(row_id).partition("/")[0]
+
+
 def by_id(level_id):
     """The registry entry of one level (a copy); a row id such as l5_training_step/<example> names its level."""
-    base = str(level_id).partition("/")[0]
+    base = row_level(level_id)
     for level in LEVELS:
         if level["id"] == base:
             return _full(level)

@@ -96,7 +96,7 @@ class Console:
             return []
         level_id = str(info["id"])
         current = self._levels.get(host)
-        if current and level_id.partition("/")[0] == str(current.info.get("id")).partition("/")[0]:
+        if current and _levels.row_level(level_id) == _levels.row_level(current.info.get("id")):
             return []
         lines = self.level_done(host, now) if current else []  # a level that ended without runner_stop
         self._levels[host] = _Level(info, float(info.get("started") or now))

@@ -65,7 +65,7 @@ def record(results, cluster, run_id, date, nodes):
     fingerprints = []
     for level_id in sorted(results or {}):
         result = results[level_id]
-        if str(level_id).partition("/")[0] not in _levels.ids():
+        if _levels.row_level(level_id) not in _levels.ids():
             continue  # the rows that are not levels (the Phase 0 gate, Baseline, Bad nodes)
         if not isinstance(result, dict) or result.get("status") != "PASS":
             continue

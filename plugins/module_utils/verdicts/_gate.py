@@ -201,7 +201,7 @@ def settle(gate, phase0_status, must_pass=True):
 def skip_reason(gate, level_id):
     """The SKIPPED reason of a level the settled gate kept from starting, else ''."""
     gate = gate if isinstance(gate, dict) else {}
-    if gate.get("action") != "fail" or str(level_id).partition("/")[0] not in (gate.get("blocked") or []):
+    if gate.get("action") != "fail" or _levels.row_level(level_id) not in (gate.get("blocked") or []):
         return ""
     return "not run: Phase 0 failed in this run (%s not spent)" % not_spent(gate)
 
