@@ -12,7 +12,7 @@ from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _k8s
 from ansible_collections.rlstack.validation.plugins.module_utils.k8s import _objects_info
 from ansible_collections.rlstack.validation.plugins.module_utils.workloads import _probe_pods
 from ansible_collections.rlstack.validation.plugins.module_utils import _limits
-from ansible_collections.rlstack.validation.plugins.module_utils import _plan
+from ansible_collections.rlstack.validation.plugins.module_utils import _levels, _plan
 from ansible_collections.rlstack.validation.plugins.module_utils._data import plain as _plain
 from ansible_collections.rlstack.validation.plugins.module_utils._data import json_text
 
@@ -132,6 +132,10 @@ def validation_plan(levels, examples=None, run_tags=None, skip_tags=None, phase0
                             bool(phase0_enabled), str(example_filter or ""), _plain(survey_tags or []))
 
 
+def validation_tags_problem(run_tags, skip_tags=None):
+    return _plan.tags_problem(_levels.playbook_tags(), _plain(run_tags or []), _plain(skip_tags or []))
+
+
 def validation_survey(levels, chosen_levels=None, skip_to=None):
     try:
         return _plan.survey_selection(_plain(levels), _plain(chosen_levels), _plain(skip_to))
@@ -164,6 +168,7 @@ class FilterModule:
             "label_value": label_value,
             "validation_plan": validation_plan,
             "validation_survey": validation_survey,
+            "validation_tags_problem": validation_tags_problem,
             "gpu_nodes": gpu_nodes,
             "label_selector": label_selector,
             "plan_reads": plan_reads,

@@ -112,6 +112,15 @@ def diagnostic_ids():
     return [d["id"] for d in DIAGNOSTICS]
 
 
+def playbook_tags():
+    """Every tag that selects something in playbooks/validate.yml, in the registry's order: each level's tags and
+    from_<its own tag> (it and every level after it), each diagnostic's tags."""
+    tags = []
+    for index in range(len(LEVELS)):
+        tags += [tag for tag in cumulative_tags(index) if tag not in tags]
+    return tags + [tag for diagnostic in DIAGNOSTICS for tag in diagnostic["tags"] if tag not in tags]
+
+
 def _full(level):
     return dict(copy.deepcopy(LEVEL_DEFAULTS), **copy.deepcopy(level))
 

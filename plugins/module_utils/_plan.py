@@ -24,6 +24,24 @@ def tag_selected(tags, run_tags, skip_tags):
     return bool(run_tags & set(tags))
 
 
+# Tags ansible-core gives a meaning of its own (docs: Tags, "Special tags").
+SPECIAL_TAGS = ("all", "always", "never", "tagged", "untagged")
+
+
+def tags_problem(known, run_tags, skip_tags):
+    """One sentence when --tags or --skip-tags names a tag that selects nothing in the playbook (`known`: its tags,
+    _levels.playbook_tags()), else "". Ansible runs no task for such a tag and says nothing: a misspelt --tags
+    ran no level and the run ended 0/10 passed with exit code 0; a misspelt --skip-tags skipped nothing."""
+    for option, tags in (("--tags", run_tags), ("--skip-tags", skip_tags)):
+        unknown = [tag for tag in tags or [] if tag not in known and tag not in SPECIAL_TAGS]
+        if unknown:
+            levels = [tag for tag in known if not tag.startswith("from_")]
+            return ("%s %s: %s no level. The tags are %s, and from_<tag> for a level and every one after it "
+                    "(from_l3)." % (option, ", ".join(unknown), "these tags select" if len(unknown) > 1
+                                    else "this tag selects", ", ".join(levels)))
+    return ""
+
+
 class SurveyError(ValueError):
     """A survey answer (validation_levels, validation_skip_to) that names no level."""
 

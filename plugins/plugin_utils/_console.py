@@ -17,6 +17,7 @@ Standard library only. See docs/console.md.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
@@ -233,6 +234,14 @@ class Console:
         return out
 
 
+# How ansible-core 2.19 frames what a filter or lookup of a task's arguments raised: "Task failed: Finalization of
+# task args for 'ansible.builtin.set_fact' failed: Error while resolving value for 'runner_survey': The filter plugin
+# 'rlstack.validation.validation_survey' failed: <the plugin's sentence>". This collection's plugins raise one sentence
+# for the user (a survey answer that names no level); the framing before it is Ansible's plumbing.
+_OWN_PLUGIN_FRAMING = re.compile(r"^Task failed: .*?The (?:filter|lookup|test) plugin 'rlstack\.validation\.\w+' failed: ",
+                                 re.S)
+
+
 def error_message(result):
     """The sentence of a failed task's result: its msg, else the module's stderr, without Ansible's framing. A loop's
     result says only "One or more items failed": its failed items' sentences instead, a line each."""
@@ -241,4 +250,4 @@ def error_message(result):
     if items:
         return "\n".join(" ".join(error_message(item).split()) for item in items)
     msg = result.get("msg") or result.get("module_stderr") or result.get("stderr") or "the task failed"
-    return str(msg).strip()
+    return _OWN_PLUGIN_FRAMING.sub("", str(msg).strip(), count=1)

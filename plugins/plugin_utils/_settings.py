@@ -60,11 +60,16 @@ _FALSE = ("n", "no", "off", "0", "false", "f")
 
 
 def range_of(name, kind):
-    """The (lowest, highest) a number setting may take, or None for a setting that is not a number."""
+    """The (lowest, highest) a number setting may take, or None for a setting that is not a number. A key of a
+    dict setting is named <setting>.<key> (<setting>[<index>].<key> in a list) and follows the same rules."""
     if kind not in ("int", "float"):
         return None
     if name in RANGES:
         return RANGES[name]
+    if name.endswith("tolerance"):  # a fraction allowed below a floor, as every *_tolerance setting
+        return (0, 1)
+    if name.endswith(("_mib", "_mib_min")):  # memory in MiB, as nvidia-smi prints it: an H200 has 143771
+        return (0, 2 ** 24)
     if name.endswith(("_timeout_s", "_deadline_s")):
         return (1, WEEK_S)
     if name.endswith("_s"):
@@ -202,6 +207,32 @@ def check(name, value, spec, source=""):
             raise ValueError
     except (ValueError, TypeError, ArithmeticError):
         return "%s%s is %s, but it must be %s." % (name, where, show(value), allowed(name, spec))
+    return keys_problem(name, converted, spec, source)
+
+
+def keys_problem(name, value, spec, source=""):
+    """The first sentence about the keys of a dict setting, or of each dict of a list of dicts, whose spec lists
+    them (`options`, as an Ansible argument spec's suboptions): a key it does not list (a typo would be ignored,
+    and a level pass on what it was not told to check), a required key missing, a key's value not allowed."""
+    options = spec.get("options")
+    if not options:
+        return None
+    where = " (%s)" % source if source else ""
+    entries = [(name, value)] if isinstance(value, dict) else list(
+        ("%s[%d]" % (name, index), item) for index, item in enumerate(value or []))
+    for entry, item in entries:
+        unknown = sorted(str(key) for key in item if key not in options)
+        if unknown:
+            return "%s%s has %s %s, but its keys are %s." % (
+                entry, where, "keys" if len(unknown) > 1 else "key", ", ".join(unknown), ", ".join(sorted(options)))
+        for key in sorted(options):
+            if key not in item:
+                if options[key].get("required"):
+                    return "%s%s has no %s, which it needs." % (entry, where, key)
+                continue
+            sentence = check("%s.%s" % (entry, key), item[key], options[key], source)
+            if sentence:
+                return sentence
     return None
 
 

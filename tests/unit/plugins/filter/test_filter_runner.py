@@ -17,7 +17,7 @@ from filter_helpers import tagged
 
 LEVELS = _levels.levels()
 NAMES = {"pods_summary", "mpijob_state", "probe_output", "dns_label", "label_value", "validation_plan",
-         "validation_survey", "admission_summary", "efa_request",
+         "validation_survey", "validation_tags_problem", "admission_summary", "efa_request",
          "gpu_nodes", "daemonset_summary", "limit", "job_deadline_s",
          "probe_command", "probe_results", "probe_pods", "pod_hosts", "label_selector", "plan_reads",
          "plan_nodes", "json_text", "probe_outcomes"}
@@ -103,6 +103,11 @@ def test_validation_survey_filter():
     assert runner.validation_survey(tagged(LEVELS), tagged(["l0", "phase0"]))["ids"] == ["l0_infrastructure", "phase0_efa"]
     with pytest.raises(AnsibleFilterError, match="validation_levels: 'l9' is not a level"):
         runner.validation_survey(LEVELS, "l9")
+
+
+def test_validation_tags_problem_filter():
+    assert runner.validation_tags_problem(tagged(["l0", "from_l3"]), tagged(["l6"])) == ""
+    assert runner.validation_tags_problem(["l7"]).startswith("--tags l7: this tag selects no level.")
 
 
 def test_admission_summary_and_states_take_tagged_workloads():

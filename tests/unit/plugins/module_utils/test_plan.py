@@ -110,6 +110,47 @@ def test_level_tags_match_the_playbook_blocks(level_id):
     assert set(plan.level_tags(LEVELS, LEVEL_IDS.index(level_id))) == set(blocks[level_id])
 
 
+# ------------------------------------------------------------------------------------- tags that select nothing
+
+
+def every_playbook_tag():
+    """Every tag a task of playbooks/validate.yml carries, Ansible's special ones aside."""
+    found = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            found.update(tag for tag in node.get("tags") or [] if isinstance(node.get("tags"), list))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(yaml.safe_load((REPO / "playbooks" / "validate.yml").read_text(encoding="utf-8")))
+    return found - set(plan.SPECIAL_TAGS)
+
+
+def test_the_playbook_tags_are_the_tags_of_validate_yml():
+    assert set(_levels.playbook_tags()) == every_playbook_tag()
+
+
+@pytest.mark.parametrize("run_tags,skip_tags", [
+    (["all"], []), (["l3"], []), (["from_l2", "dcgm"], ["from_l5"]), (["isolate"], []), (["always"], ["never"]),
+    (["l3_5"], []), (["phase0"], ["l4"]),
+])
+def test_tags_the_playbook_knows_are_no_problem(run_tags, skip_tags):
+    assert plan.tags_problem(_levels.playbook_tags(), run_tags, skip_tags) == ""
+
+
+def test_a_tag_that_selects_nothing_is_one_sentence_naming_it():
+    """Ansible ran nothing for --tags l7 and the run ended '0/10 passed, 10 skipped' with exit code 0."""
+    known = _levels.playbook_tags()
+    assert plan.tags_problem(known, ["l7"], []) == (
+        "--tags l7: this tag selects no level. The tags are l0, dcgm, l1, l2, l3, phase0, l3_5, l4, l5, l6, isolate, "
+        "and from_<tag> for a level and every one after it (from_l3).")
+    assert plan.tags_problem(known, ["l3", "l33", "x"], []).startswith("--tags l33, x: these tags select no level.")
+    assert plan.tags_problem(known, ["all"], ["from_L4"]).startswith("--skip-tags from_L4: this tag selects no level.")
+
+
 # ----------------------------------------------------------------------------------------------- tag_selected
 
 

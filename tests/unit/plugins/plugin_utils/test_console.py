@@ -89,6 +89,14 @@ def test_several_clusters_name_theirs_and_errors_are_one_sentence():
         "eks-a: validation_x must be one of a, b, not 'c'.", "eks-a: validation_y must be an int."]
     assert text(con.unreachable("eks-a", "timed out")) == ["eks-a: cannot reach the cluster: timed out"]
     assert error_message({"msg": " one sentence "}) == "one sentence"
+    # what one of the collection's filters raised, without ansible-core 2.19's framing (seen with -e
+    # validation_levels=l9); another plugin's error keeps it, which names what failed
+    framed = ("Task failed: Finalization of task args for 'ansible.builtin.set_fact' failed: Error while resolving "
+              "value for 'runner_survey': The filter plugin 'rlstack.validation.validation_survey' failed: "
+              "validation_levels: 'l9' is not a level; choose among l0, l1")
+    assert error_message({"msg": framed}) == "validation_levels: 'l9' is not a level; choose among l0, l1"
+    other = framed.replace("rlstack.validation.validation_survey", "community.general.json_query")
+    assert error_message({"msg": other}) == other
     # a loop: each failed item's sentence (Ansible's own "One or more items failed" says which none)
     loop = {"msg": "One or more items failed", "results": [
         {"msg": "Inventory 'a' could not\n import its hosts.", "failed": True}, {"msg": "ok", "failed": False},
