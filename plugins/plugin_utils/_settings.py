@@ -21,7 +21,8 @@ import json
 import math
 
 # Numbers a setting may take, (lowest, highest), both included. Settings not listed follow the rule of
-# range_of(): timeouts and deadlines 1 s to 7 days, other durations 0 s to 7 days, counts 0 to 100000.
+# range_of(): tolerances 0 to 1, MiB 0 to 2**24, timeouts and deadlines 1 s to 7 days, other durations 0 s to
+# 7 days, counts 0 to 100000.
 WEEK_S = 7 * 24 * 3600
 RANGES = {
     # the lease must outlast the tasks between a wait and the one that moves it: 20 s ran out on a loaded
@@ -44,9 +45,6 @@ RANGES = {
     "l0_infrastructure_efa_memlock_min_kib": (0, 2 ** 40),
     "phase0_efa_nodes": (1, 100000),
     "l2_single_gpu_min_params": (0, 1e15),
-    "l3_multi_gpu_tolerance": (0, 1),
-    "phase0_efa_tolerance": (0, 1),
-    "isolate_tolerance": (0, 1),
     "l6_evaluation_floor": (0, 1),
     "validation_phase0_compare_nodes": (1, 100000),
     "validation_phase0_gate_threshold_usd": (0, 1e6),

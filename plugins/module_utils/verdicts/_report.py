@@ -392,7 +392,7 @@ def render_table_kinds(report, max_failed_checks=10, width=None):
     under it, NO_DATA for the no-data text, None for rules, header and footer (for colouring)."""
     lines = [(RULE, None), ("VALIDATION RESULTS: %s" % report["cluster"], None), (RULE, None)]
     if not report["has_data"]:
-        lines.append((NO_DATA, "NO_DATA"))
+        lines.extend((part, "NO_DATA") for part in wrap_line(NO_DATA, width))
         lines.append((RULE, None))
         return lines
     rows = [r for r in report["levels"] if not r.get("diagnostic")]

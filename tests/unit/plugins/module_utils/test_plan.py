@@ -119,7 +119,8 @@ def every_playbook_tag():
 
     def walk(node):
         if isinstance(node, dict):
-            found.update(tag for tag in node.get("tags") or [] if isinstance(node.get("tags"), list))
+            if isinstance(node.get("tags"), list):
+                found.update(node["tags"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

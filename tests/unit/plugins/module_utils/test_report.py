@@ -127,6 +127,14 @@ def test_selected_level_without_result_marks_the_run_incomplete():
     assert "note: L4 Model Download was selected but has no result" in text
 
 
+def test_on_a_narrow_terminal_the_no_data_text_wraps_at_a_space():
+    """An 80-column tmux window cut it as 'stopped' / ' before planning' (2026-12-07, --tags l7)."""
+    lines = r.render_table(r.cluster_report("sim-eks", None), width=80)
+    assert lines[3:-1] == ["no validation results were recorded for this cluster: the play failed or stopped",
+                           "  before planning (see the task errors above)"]
+    assert r.render_table(r.cluster_report("sim-eks", None))[3] == r.NO_DATA
+
+
 def test_no_data_cluster():
     report = r.cluster_report("eks-g6", None)
     lines = r.render_table(report)

@@ -22,6 +22,7 @@ from hypothesis import given, settings, strategies as st
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.rlstack.validation.plugins.module_utils import _levels
+from ansible_collections.rlstack.validation.plugins.module_utils.verdicts import _level_assert
 from ansible_collections.rlstack.validation.plugins.plugin_utils import _settings
 
 REPO = Path(__file__).resolve().parents[4]
@@ -159,6 +160,15 @@ def _untemplated(value):
     if isinstance(value, list):
         return [_untemplated(v) for v in value]
     return None if isinstance(value, str) and "{{" in value else value
+
+
+@pytest.mark.parametrize("name", ["l3_multi_gpu_single_node_min_busbw", "l3_multi_gpu_min_busbw", "phase0_efa_min_busbw"])
+def test_each_roles_busbw_floors_have_the_keys_level_assert_judges(name):
+    """The floors' keys are written in three role specs (YAML has no import across files): each must say what
+    level_assert's nccl expect.min_busbw takes, or a floor the settings check lets through fails at the verdict."""
+    judged = _level_assert.argument_spec()["nccl"]["options"]["expect"]["options"]["min_busbw"]["options"]
+    assert dict((key, (spec["type"], bool(spec.get("required")))) for key, spec in EVERY[name]["options"].items()) \
+        == dict((key, (spec["type"], bool(spec.get("required")))) for key, spec in judged.items())
 
 
 def test_every_inventory_of_the_repo_uses_only_known_keys():
